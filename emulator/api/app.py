@@ -1,0 +1,63 @@
+"""create_app: the control plane's FastAPI application, built from Settings."""
+
+import logging
+from datetime import UTC, datetime
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from emulator import tokens
+from emulator.api import errors
+from emulator.api.deps import Context
+from emulator.api.routes import computes, identity, locations, workspaces
+from emulator.services import workspaces as workspace_service
+from emulator.settings import Settings
+from emulator.store.db import Store
+
+log = logging.getLogger("amlemu.api")
+
+# ARM matches path segments case-insensitively; routes are declared in these spellings.
+CANONICAL_SEGMENTS = {s.lower(): s for s in (
+    "subscriptions", "resourceGroups", "providers", "Microsoft.MachineLearningServices", "workspaces",
+    "computes", "locations", "vmSizes", "usages", "computeOperationsStatus", "listNodes", "metadata",
+    "endpoints", "msi", "token")}
+KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
+                      "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
+                      "2025-01-01-preview", "2025-12-01"}
+
+
+class ArmPaths:
+    """Canonicalises literal path segments and notes api-versions the emulator has not seen before."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+        self.seen_versions: set[str] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            segments = scope["path"].split("/")
+            scope["path"] = "/".join(CANONICAL_SEGMENTS.get(s.lower(), s) for s in segments)
+            self._note_version(scope.get("query_string", b"").decode("latin-1"))
+        await self.app(scope, receive, send)
+
+    def _note_version(self, query: str) -> None:
+        for part in query.split("&"):
+            name, _, value = part.partition("=")
+            if name == "api-version" and value not in KNOWN_API_VERSIONS | self.seen_versions:
+                self.seen_versions.add(value)
+                log.info("api-version %s is not one amlemu was written against; serving it anyway", value)
+
+
+def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
+    store = store or Store(settings.db_url)
+    secret = tokens.load_secret(settings.data_dir / "token.key")
+    with store.transaction() as repo:
+        workspace_service.ensure_default(repo, settings, datetime.now(UTC))
+    app = FastAPI(title="amlemu control plane", version="0.1.0",
+                  description="Azure Machine Learning REST API, served locally.")
+    app.state.context = Context(settings=settings, store=store, secret=secret)
+    for router in (identity.router, workspaces.router, computes.router, locations.router):
+        app.include_router(router)
+    errors.install(app)
+    app.add_middleware(ArmPaths)
+    return app

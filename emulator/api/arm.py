@@ -1,0 +1,95 @@
+"""ARM shapes of stored resources: what the SDK reads back."""
+
+import uuid
+from datetime import datetime
+
+from emulator.domain import cluster
+from emulator.domain.ids import PROVIDER, WorkspaceRef, location_id
+from emulator.settings import Settings
+from emulator.store.tables import Compute, Node, Operation, Workspace
+
+SYSTEM_USER = "amlemu-user@amlemu.local"
+
+
+def iso(moment: datetime | None) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
+
+
+def system_data(created: datetime, modified: datetime) -> dict:
+    return {"createdAt": iso(created), "createdBy": SYSTEM_USER, "createdByType": "User",
+            "lastModifiedAt": iso(modified), "lastModifiedBy": SYSTEM_USER, "lastModifiedByType": "User"}
+
+
+def _workspace_resources(row: Workspace) -> dict:
+    rg = f"/subscriptions/{row.subscription}/resourceGroups/{row.resource_group}/providers"
+    short = row.name.lower().replace("-", "").replace("_", "")[:14]
+    return {"storageAccount": f"{rg}/Microsoft.Storage/storageAccounts/{short}store",
+            "keyVault": f"{rg}/Microsoft.KeyVault/vaults/{short}vault",
+            "applicationInsights": f"{rg}/Microsoft.insights/components/{short}insights"}
+
+
+def workspace_id(row: Workspace) -> str:
+    return WorkspaceRef(row.subscription, row.resource_group, row.name).arm_id
+
+
+def workspace(row: Workspace, settings: Settings) -> dict:
+    body = row.body
+    arm_id = workspace_id(row)
+    props = {**_workspace_resources(row), "containerRegistry": None, "friendlyName": row.name,
+             "description": "", "hbiWorkspace": False, "publicNetworkAccess": "Enabled", "v1LegacyMode": False,
+             **body.get("properties", {}),
+             "workspaceId": str(uuid.uuid5(uuid.NAMESPACE_URL, row.key)),
+             "provisioningState": "Succeeded",
+             "discoveryUrl": f"{settings.public_url}/discovery",
+             "mlFlowTrackingUri": f"azureml://{row.location}.api.azureml.ms/mlflow/v1.0{arm_id}",
+             "creationTime": iso(row.created_at), "storageHnsEnabled": False,
+             "privateLinkCount": 0, "notebookInfo": None, "serviceProvisionedResourceGroup": None}
+    identity = body.get("identity") or {"type": "SystemAssigned"}
+    identity = {**identity, "principalId": "00000000-0000-0000-0000-0000000000a1",
+                "tenantId": "72f988bf-0000-0000-0000-00000000a4e1"}
+    return {"id": arm_id, "name": row.name, "type": f"{PROVIDER}/workspaces", "location": row.location,
+            "tags": body.get("tags", {}), "kind": body.get("kind", "Default"), "identity": identity,
+            "sku": {"name": "Basic", "tier": "Basic"}, "systemData": system_data(row.created_at, row.modified_at),
+            "properties": props}
+
+
+def _cluster_status(row: Compute, nodes: list[Node]) -> dict:
+    states = [cluster.NodeState(n.state) for n in nodes]
+    return {"allocationState": row.allocation_state,
+            "allocationStateTransitionTime": iso(row.allocation_changed_at),
+            "currentNodeCount": sum(s in cluster.ACTIVE for s in states),
+            "targetNodeCount": row.target_nodes,
+            "nodeStateCounts": cluster.node_state_counts(states),
+            "errors": None}
+
+
+def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None) -> dict:
+    body = row.body
+    outer = body["properties"]
+    inner = {"isolatedNetwork": False, "remoteLoginPortPublicAccess": "NotSpecified", "enableNodePublicIp": True,
+             "subnet": None, "userAccountCredentials": None, "virtualMachineImage": None,
+             **outer.get("properties", {})}
+    if row.compute_type == "AmlCompute":
+        inner.update(_cluster_status(row, nodes))
+    parent = workspace_id(workspace_row) if workspace_row else row.key.rsplit("/computes/", 1)[0]
+    arm_id = f"{parent}/computes/{row.name}"
+    return {"id": arm_id, "name": row.name, "type": f"{PROVIDER}/workspaces/computes", "location": row.location,
+            "tags": body.get("tags", {}), "identity": body.get("identity"),
+            "systemData": system_data(row.created_at, row.modified_at),
+            "properties": {"computeType": row.compute_type, "computeLocation": row.location,
+                           "provisioningState": row.provisioning_state, "description": outer.get("description"),
+                           "createdOn": iso(row.created_at), "modifiedOn": iso(row.modified_at),
+                           "resourceId": None, "provisioningErrors": row.provisioning_errors,
+                           "isAttachedCompute": False, "disableLocalAuth": outer.get("disableLocalAuth", True),
+                           "properties": inner}}
+
+
+def node(row: Node) -> dict:
+    return {"nodeId": row.node_id, "privateIpAddress": row.private_ip, "publicIpAddress": "127.0.0.1",
+            "port": 50000, "nodeState": row.state, "runId": row.run_id}
+
+
+def operation(op: Operation, subscription: str, location: str) -> dict:
+    return {"id": f"{location_id(subscription, location)}/computeOperationsStatus/{op.id}", "name": op.id,
+            "status": op.status, "startTime": iso(op.created_at), "endTime": iso(op.finished_at),
+            "error": op.error}

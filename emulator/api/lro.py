@@ -1,0 +1,22 @@
+"""ARM long-running-operation headers: Azure-AsyncOperation with Retry-After 1 (never 0: the SDK reads 0 as absent)."""
+
+from fastapi import Response
+from fastapi.responses import JSONResponse
+
+from emulator.domain.ids import location_id
+from emulator.settings import Settings
+from emulator.store.tables import Operation
+
+
+def status_url(settings: Settings, subscription: str, location: str, op: Operation) -> str:
+    return (f"{settings.public_url}{location_id(subscription, location)}/computeOperationsStatus/{op.id}"
+            "?api-version=2023-08-01-preview")
+
+
+def accepted(content: dict | None, status: int, url: str, location_header: bool = False) -> Response:
+    headers = {"Azure-AsyncOperation": url, "Retry-After": "1"}
+    if location_header:
+        headers["Location"] = url
+    if content is None:
+        return Response(status_code=status, headers=headers)
+    return JSONResponse(content, status_code=status, headers=headers)

@@ -1,0 +1,80 @@
+"""ARM computes of a workspace: CRUD with long-running operations, and listNodes."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Response
+
+from emulator.api import arm, lro
+from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
+from emulator.errors import ValidationFailed
+from emulator.services import computes, workspaces
+
+router = APIRouter(dependencies=[Depends(authorized)])
+COMPUTE = WS_PATH + "/computes/{compute_name}"
+
+
+@router.get(WS_PATH + "/computes")
+def list_computes(ctx: Ctx, ws: Ws) -> dict:
+    with ctx.store.transaction() as repo:
+        workspace = workspaces.get(repo, ws)
+        rows = repo.computes(ws.key)
+        return {"value": [arm.compute(r, repo.nodes(r.key), workspace) for r in rows], "nextLink": None}
+
+
+@router.get(COMPUTE)
+def get_compute(ctx: Ctx, ws: Ws, compute_name: str) -> dict:
+    with ctx.store.transaction() as repo:
+        workspace = workspaces.get(repo, ws)
+        row = computes.get(repo, ws, compute_name)
+        return arm.compute(row, repo.nodes(row.key), workspace)
+
+
+@router.put(COMPUTE)
+def put_compute(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
+    with ctx.store.transaction() as repo:
+        workspace = workspaces.get(repo, ws)
+        row, op, created = computes.put(repo, ws, workspace, compute_name, body, ctx.clock())
+        content = arm.compute(row, repo.nodes(row.key), workspace)
+    url = lro.status_url(ctx.settings, ws.subscription, row.location, op)
+    return lro.accepted(content, 201 if created else 200, url)
+
+
+@router.patch(COMPUTE)
+def patch_compute(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
+    """ClusterUpdateParameters: {"properties": {"properties": {"scaleSettings": {...}}}}."""
+    scale = ((body.get("properties") or {}).get("properties") or {}).get("scaleSettings") \
+        if isinstance(body.get("properties"), dict) else None
+    if not isinstance(scale, dict):
+        raise ValidationFailed("properties.properties.scaleSettings is required.",
+                               target="properties.properties.scaleSettings")
+    with ctx.store.transaction() as repo:
+        workspace = workspaces.get(repo, ws)
+        current = computes.get(repo, ws, compute_name).body
+        merged = {**current, "properties": {**current["properties"], "properties": {
+            **current["properties"]["properties"], "scaleSettings": scale}}}
+        row, op, _ = computes.put(repo, ws, workspace, compute_name, merged, ctx.clock())
+        content = arm.compute(row, repo.nodes(row.key), workspace)
+    return lro.accepted(content, 200, lro.status_url(ctx.settings, ws.subscription, row.location, op))
+
+
+@router.delete(COMPUTE)
+def delete_compute(ctx: Ctx, ws: Ws, compute_name: str, underlyingResourceAction: str = "Delete") -> Response:
+    if underlyingResourceAction.lower() not in ("delete", "detach"):
+        raise ValidationFailed("underlyingResourceAction must be Delete or Detach.",
+                               target="underlyingResourceAction")
+    with ctx.store.transaction() as repo:
+        workspaces.get(repo, ws)
+        op = computes.delete(repo, ws, compute_name, ctx.clock())
+        location = repo.compute(op.resource_key).location if op else None
+    if op is None:
+        return Response(status_code=204)
+    return lro.accepted(None, 202, lro.status_url(ctx.settings, ws.subscription, location, op),
+                        location_header=True)
+
+
+@router.post(COMPUTE + "/listNodes")
+def list_nodes(ctx: Ctx, ws: Ws, compute_name: str) -> dict:
+    with ctx.store.transaction() as repo:
+        workspaces.get(repo, ws)
+        row = computes.get(repo, ws, compute_name)
+        return {"nodes": [arm.node(n) for n in repo.nodes(row.key)], "nextLink": None}

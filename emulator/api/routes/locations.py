@@ -1,0 +1,34 @@
+"""Subscription-level routes under a location: VM sizes, usages, operation status."""
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from emulator.api import arm
+from emulator.api.deps import LOCATION_PATH, Ctx, authorized
+from emulator.domain import vm_sizes
+from emulator.errors import NotFound
+from emulator.services import usage
+
+router = APIRouter(dependencies=[Depends(authorized)])
+
+
+@router.get(LOCATION_PATH + "/vmSizes")
+def list_vm_sizes(location: str) -> dict:
+    return {"value": [size.to_arm() for size in vm_sizes.VM_SIZES]}
+
+
+@router.get(LOCATION_PATH + "/usages")
+def list_usages(ctx: Ctx, subscription_id: str, location: str) -> dict:
+    with ctx.store.transaction() as repo:
+        return {"value": usage.usages(repo, subscription_id, location), "nextLink": None}
+
+
+@router.get(LOCATION_PATH + "/computeOperationsStatus/{operation_id}")
+def operation_status(ctx: Ctx, subscription_id: str, location: str, operation_id: str) -> JSONResponse:
+    with ctx.store.transaction() as repo:
+        op = repo.operation(operation_id)
+        if op is None:
+            raise NotFound(f"Operation '{operation_id}' was not found.", target="operationId")
+        # The poller takes its delay from the latest response: without Retry-After it waits 30 s.
+        headers = {"Retry-After": "1"} if op.status == "InProgress" else {}
+        return JSONResponse(arm.operation(op, subscription_id, location), headers=headers)

@@ -1,0 +1,102 @@
+"""The `amlemu` command line: bring the stack up and down, and connect the SDK to it."""
+
+import json
+import os
+import shlex
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from emulator.cli.stack import ROOT, Stack
+from emulator.errors import EmulatorError
+
+app = typer.Typer(help="amlemu: a local emulator of Azure Machine Learning compute.", no_args_is_help=True,
+                  add_completion=False, pretty_exceptions_enable=False)
+console = Console(stderr=True)
+
+
+def _builder(status):
+    from emulator.runtime.images import ImageBuilder
+
+    def progress(line: str) -> None:
+        status.update(f"[bold]building images[/] {line[:100]}")
+        if line.startswith(("Step ", "built ", "debootstrap", "importing", "Successfully tagged")):
+            console.print(f"  [dim]{line}[/]")
+
+    return ImageBuilder(ROOT, progress)
+
+
+@app.command()
+def build() -> None:
+    """Build the images the stack needs (a Debian base from packages when none can be pulled)."""
+    started = time.monotonic()
+    with console.status("[bold]building images[/]") as status:
+        builder = _builder(status)
+        builder.ensure_base()
+        builder.build("redis", "amlemu/redis:latest")
+        builder.build("emulator", os.environ.get("AMLEMU_IMAGE", "amlemu/emulator:latest"), context=ROOT)
+    console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")
+
+
+@app.command()
+def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the images already built.")) -> None:
+    """Build what is missing, start the stack, and wait until it is healthy."""
+    if not skip_build:
+        build()
+    stack = Stack.from_env()
+    stack.home.mkdir(parents=True, exist_ok=True)
+    stack.compose("up", "-d", "--remove-orphans")
+    with console.status(f"[bold]waiting for the control plane on {stack.url}[/]"):
+        if not stack.wait_healthy(timeout=120):
+            console.print("[red]the control plane did not become healthy within 120 s[/]; "
+                          f"see `docker compose -p {stack.project} logs api`")
+            raise typer.Exit(1)
+    console.print(f"[green]amlemu is up[/] at {stack.url}\n"
+                  "Connect the azure-ai-ml SDK with:  [bold]eval \"$(.venv/bin/amlemu env)\"[/]")
+
+
+@app.command()
+def down() -> None:
+    """Stop the stack and its node containers; data is kept."""
+    from emulator.runtime.docker import DockerRuntime
+
+    stack = Stack.from_env()
+    runtime = DockerRuntime()
+    stack_name = os.environ.get("AMLEMU_STACK", "amlemu")
+    containers = runtime.list({"amlemu.stack": stack_name})
+    with console.status(f"[bold]removing {len(containers)} node container(s)[/]"):
+        stack.compose("stop", "controller")
+        for container in runtime.list({"amlemu.stack": stack_name, "amlemu.role": "node"}):
+            runtime.remove(container.id)
+    stack.compose("down")
+    console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))
+
+
+@app.command()
+def env() -> None:
+    """Print the export lines that point the azure-ai-ml SDK at the emulator."""
+    stack = Stack.from_env()
+    if not (stack.home / "token.key").exists():
+        console.print("[red]the emulator has not been started yet[/]: run `make up` first")
+        raise typer.Exit(1)
+    for name, value in stack.env_vars().items():
+        print(f"export {name}={shlex.quote(value)}")
+
+
+@app.command()
+def config(path: Path = typer.Option(Path("config.json"), help="Where to write the workspace config.")) -> None:
+    """Write an Azure ML config.json for MLClient.from_config()."""
+    stack = Stack.from_env()
+    path.write_text(json.dumps({"subscription_id": stack.subscription, "resource_group": stack.resource_group,
+                                "workspace_name": stack.workspace}, indent=2) + "\n")
+    console.print(f"wrote {path}")
+
+
+def main() -> None:
+    try:
+        app()
+    except EmulatorError as exc:
+        console.print(f"[red]error:[/] {exc.message}")
+        raise SystemExit(1) from None

@@ -1,0 +1,103 @@
+"""The composed stack as the CLI drives it: paths, compose invocation, health, connection details."""
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import certifi
+import httpx
+
+from emulator import tokens
+from emulator.settings import DEFAULT_SUBSCRIPTION
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One stack: its compose project, port and data folder, all from AMLEMU_* environment variables."""
+    home: Path
+    port: int
+    project: str
+    subscription: str = DEFAULT_SUBSCRIPTION
+    resource_group: str = "amlemu"
+    workspace: str = "amlemu"
+
+    @classmethod
+    def from_env(cls) -> "Stack":
+        home = Path(os.environ.get("AMLEMU_HOME") or ROOT / ".amlemu").resolve()
+        return cls(home=home, port=int(os.environ.get("AMLEMU_PORT", "8443")),
+                   project=os.environ.get("AMLEMU_PROJECT", "amlemu"))
+
+    @property
+    def url(self) -> str:
+        return f"https://localhost:{self.port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self.home / "ca" / "ca.crt"
+
+    @property
+    def bundle_file(self) -> Path:
+        """The emulator CA plus the public roots, so one process can talk to the emulator and to the internet."""
+        return self.home / "ca" / "bundle.pem"
+
+    def compose_env(self) -> dict[str, str]:
+        env = {**os.environ, "AMLEMU_HOME": str(self.home), "AMLEMU_HOST_DATA_DIR": str(self.home),
+               "AMLEMU_PORT": str(self.port), "AMLEMU_PROJECT": self.project,
+               "AMLEMU_UID": str(os.getuid()), "AMLEMU_GID": str(os.getgid())}
+        sock = Path("/var/run/docker.sock")
+        if sock.exists():
+            env["AMLEMU_DOCKER_GID"] = str(sock.stat().st_gid)
+        return env
+
+    def compose(self, *args: str, capture: bool = False) -> subprocess.CompletedProcess:
+        command = compose_command() + ["-f", str(ROOT / "docker-compose.yml"), "-p", self.project, *args]
+        return subprocess.run(command, env=self.compose_env(), check=True, text=True,
+                              capture_output=capture)
+
+    def healthy(self) -> bool:
+        if not self.ca_file.exists():
+            return False
+        try:
+            return httpx.get(f"{self.url}/_emulator/health", verify=str(self.ca_file), timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def wait_healthy(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.healthy():
+                return True
+            time.sleep(0.5)
+        return False
+
+    def write_bundle(self) -> Path:
+        self.bundle_file.write_text(self.ca_file.read_text() + "\n" + Path(certifi.where()).read_text())
+        return self.bundle_file
+
+    def identity_header(self) -> str:
+        return tokens.identity_header((self.home / "token.key").read_bytes())
+
+    def env_vars(self) -> dict[str, str]:
+        return {"ARM_CLOUD_METADATA_URL": f"{self.url}/metadata/endpoints?api-version=2019-05-01",
+                "REQUESTS_CA_BUNDLE": str(self.write_bundle()),
+                "IDENTITY_ENDPOINT": f"{self.url}/msi/token",
+                "IDENTITY_HEADER": self.identity_header(),
+                "AMLEMU_SUBSCRIPTION_ID": self.subscription,
+                "AMLEMU_RESOURCE_GROUP": self.resource_group,
+                "AMLEMU_WORKSPACE": self.workspace}
+
+
+def compose_command() -> list[str]:
+    """`docker compose` (v2) where it exists, else a standalone docker-compose."""
+    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
+        return ["docker", "compose"]
+    standalone = shutil.which("docker-compose")
+    if standalone:
+        return [standalone]
+    raise SystemExit("Docker Compose is missing: run `make up` (it installs the compose plugin) "
+                     "or install docker-compose-plugin.")

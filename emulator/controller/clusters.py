@@ -1,0 +1,191 @@
+"""Reconciles AmlCompute clusters: node containers against the store, scaled by the pure autoscaler.
+
+Each pass reads the store and the containers, decides in a short transaction, and touches Docker
+outside it, so the api never waits on the engine. Every pass is level-based and idempotent: a
+restarted controller adopts the containers its labels name and removes the rest.
+"""
+
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import redis
+
+from emulator.domain import cluster
+from emulator.domain.cluster import NodeState
+from emulator.runtime.base import ContainerSpec, Observed, Runtime
+from emulator.services import computes, operations
+from emulator.settings import Settings
+from emulator.store.db import Store
+from emulator.store.tables import Compute, Node
+from emulator.workers.celery_app import cluster_queue, ready_key
+
+log = logging.getLogger("amlemu.controller")
+UNUSABLE_KEEP_SECONDS = 60.0
+LEAVE_GRACE_SECONDS = 30.0
+GIB = 1024 ** 3
+
+
+@dataclass
+class Effects:
+    """Docker work decided inside a transaction, done after it."""
+    start: list[tuple[str, ContainerSpec]] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)
+    kill: list[str] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    forget: list[str] = field(default_factory=list)  # node ids whose readiness flag goes
+
+
+def new_node_id(low_priority: bool) -> str:
+    return f"tvmps_{secrets.token_hex(12)}_{'p' if low_priority else 'd'}"
+
+
+class ClusterReconciler:
+    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
+                 clock: Callable[[], datetime]):
+        self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
+
+    def node_labels(self) -> dict[str, str]:
+        return {"amlemu.stack": self.settings.stack, "amlemu.role": "node"}
+
+    def tick(self) -> None:
+        now = self.clock()
+        observed = {c.labels.get("amlemu.node"): c for c in self.runtime.list(self.node_labels())}
+        with self.store.transaction() as repo:
+            keys = [c.key for c in repo.computes() if c.compute_type == "AmlCompute"]
+        live: set[str] = set()
+        for key in keys:
+            live |= self.reconcile(key, observed, now)
+        for node_id, container in observed.items():
+            if node_id not in live:
+                log.info("removing orphan node container %s", container.name)
+                self.runtime.remove(container.id)
+
+    def reconcile(self, key: str, observed: dict[str, Observed], now: datetime) -> set[str]:
+        effects = Effects()
+        with self.store.transaction() as repo:
+            compute = repo.compute(key)
+            if compute is None:
+                return set()
+            nodes = repo.nodes(key)
+            for node in nodes:
+                self._observe(repo, node, observed.get(node.node_id), now, effects)
+            if compute.provisioning_state == "Deleting" or repo.workspace(compute.workspace_key) is None:
+                self._delete(repo, compute, nodes, observed, now, effects)
+                live = set()
+            else:
+                live = self._scale(repo, compute, now, effects)
+        self._apply(effects)
+        return live
+
+    def _observe(self, repo, node: Node, container: Observed | None, now: datetime, effects: Effects) -> None:
+        state = NodeState(node.state)
+        alive = container is not None and container.running
+        if state == NodeState.UNUSABLE:
+            if (now - node.state_changed_at).total_seconds() >= self.settings.scaled(UNUSABLE_KEEP_SECONDS):
+                repo.remove(node)
+            return
+        if not alive:
+            if container is not None:
+                effects.remove.append(container.id)
+            effects.forget.append(node.node_id)
+            if state == NodeState.LEAVING or node.container_id is None:
+                repo.remove(node)  # gone as asked, or never started (a controller crash mid-start)
+            else:
+                log.warning("node %s died (exit %s)", node.node_id, container and container.exit_code)
+                self._set_state(node, NodeState.UNUSABLE, now)
+            return
+        if state == NodeState.LEAVING:
+            if (now - node.state_changed_at).total_seconds() >= LEAVE_GRACE_SECONDS:
+                effects.kill.append(container.id)
+        elif state == NodeState.PREPARING and self._ready(node, now):
+            self._set_state(node, NodeState.IDLE, now)
+            node.idle_since = now
+
+    def _ready(self, node: Node, now: datetime) -> bool:
+        delay = self.settings.scaled(self.settings.provisioning_delay_seconds)
+        return (now - node.created_at).total_seconds() >= delay and bool(self.broker.exists(ready_key(node.node_id)))
+
+    @staticmethod
+    def _set_state(node: Node, state: NodeState, now: datetime) -> None:
+        node.state, node.state_changed_at = state.value, now
+        if state != NodeState.IDLE:
+            node.idle_since = None
+
+    def _delete(self, repo, compute: Compute, nodes: list[Node], observed, now, effects: Effects) -> None:
+        for node in nodes:
+            if node.node_id in observed:
+                effects.remove.append(observed[node.node_id].id)
+            effects.forget.append(node.node_id)
+        repo.drop_nodes(compute.key)
+        operations.finish(repo, compute.key, now)
+        repo.remove(compute)
+        log.info("deleted cluster %s", compute.name)
+
+    def _scale(self, repo, compute: Compute, now: datetime, effects: Effects) -> set[str]:
+        if compute.provisioning_state in ("Creating", "Updating"):
+            compute.provisioning_state = "Succeeded"
+            operations.finish(repo, compute.key, now)
+        spec = computes.spec_of(compute)
+        nodes = repo.nodes(compute.key)
+        views = [cluster.NodeView(n.node_id, NodeState(n.state), n.idle_since) for n in nodes]
+        # Queued jobs add demand once jobs exist; until then the floor is minNodeCount.
+        plan = cluster.plan_scale(views, demand=0, scale=spec.scale, now=now,
+                                  idle_seconds=self.settings.scaled(spec.scale.idle_seconds))
+        by_id = {n.node_id: n for n in nodes}
+        for node_id in plan.remove:
+            self._set_state(by_id[node_id], NodeState.LEAVING, now)
+            effects.stop.append(by_id[node_id].container_id)
+        for _ in range(plan.add):
+            node = Node(node_id=new_node_id(spec.low_priority), compute_key=compute.key,
+                        state=NodeState.PREPARING.value, created_at=now, state_changed_at=now)
+            repo.add(node)
+            nodes.append(node)
+            effects.start.append((node.node_id, self._node_spec(compute, spec, node.node_id)))
+        allocation = cluster.allocation_state([NodeState(n.state) for n in nodes], plan.target)
+        if allocation != compute.allocation_state:
+            compute.allocation_state, compute.allocation_changed_at = allocation, now
+        compute.target_nodes = plan.target
+        return {n.node_id for n in nodes}
+
+    def _node_spec(self, compute: Compute, spec: cluster.ClusterSpec, node_id: str) -> ContainerSpec:
+        scale = self.settings.resource_scale
+        return ContainerSpec(
+            name=f"amlemu-{self.settings.stack}-node-{node_id}", image=self.settings.node_image, command=["node"],
+            labels={**self.node_labels(), "amlemu.node": node_id, "amlemu.compute": compute.name,
+                    "amlemu.compute-id": compute.key, "amlemu.workspace": compute.workspace_key.rsplit("/", 1)[-1],
+                    "amlemu.priority": spec.priority, "amlemu.vm-size": spec.vm_size.name},
+            env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key),
+                 "AMLEMU_REDIS_URL": self.settings.redis_url, "REMAP_SIGTERM": "SIGQUIT"},
+            cpus=max(0.1, spec.vm_size.vcpus * scale), memory_bytes=int(max(0.25, spec.vm_size.memory_gb * scale) * GIB),
+            network=self.settings.docker_network)
+
+    def _apply(self, effects: Effects) -> None:
+        for container_id in effects.stop:
+            if container_id:
+                self.runtime.signal(container_id, "SIGTERM")
+        for container_id in effects.kill:
+            self.runtime.signal(container_id, "SIGKILL")
+        for container_id in effects.remove:
+            self.runtime.remove(container_id)
+        for node_id in effects.forget:
+            self.broker.delete(ready_key(node_id))
+        for node_id, spec in effects.start:
+            self._start(node_id, spec)
+
+    def _start(self, node_id: str, spec: ContainerSpec) -> None:
+        try:
+            container = self.runtime.run(spec)
+        except Exception as exc:  # the node becomes unusable; the cluster retries after the keep time
+            log.error("node %s failed to start: %s", node_id, exc)
+            container = None
+        with self.store.transaction() as repo:
+            node = repo.session.get(Node, node_id)
+            if node is None:  # deleted meanwhile: the orphan sweep takes the container
+                return
+            if container is None:
+                self._set_state(node, NodeState.UNUSABLE, self.clock())
+            else:
+                node.container_id, node.private_ip = container.id, container.ip

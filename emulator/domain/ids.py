@@ -1,0 +1,29 @@
+"""ARM resource ids of the resources the emulator serves."""
+
+from dataclasses import dataclass
+
+PROVIDER = "Microsoft.MachineLearningServices"
+
+
+@dataclass(frozen=True)
+class WorkspaceRef:
+    subscription: str
+    resource_group: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        """Case-insensitive identity, as ARM treats names."""
+        return self.arm_id.lower()
+
+    @property
+    def arm_id(self) -> str:
+        return (f"/subscriptions/{self.subscription}/resourceGroups/{self.resource_group}"
+                f"/providers/{PROVIDER}/workspaces/{self.name}")
+
+    def child_id(self, kind: str, name: str) -> str:
+        return f"{self.arm_id}/{kind}/{name}"
+
+
+def location_id(subscription: str, location: str) -> str:
+    return f"/subscriptions/{subscription}/providers/{PROVIDER}/locations/{location}"

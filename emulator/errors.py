@@ -1,0 +1,46 @@
+"""One error hierarchy. Codes are Azure's strings; only api/errors.py knows how to render them."""
+
+
+class EmulatorError(Exception):
+    status = 500
+    code = "InternalServerError"
+
+    def __init__(self, message: str, *, target: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.target = target
+        if code:
+            self.code = code
+
+
+class BadRequest(EmulatorError):
+    status = 400
+    code = "BadRequest"
+
+
+class ValidationFailed(BadRequest):
+    code = "ValidationError"
+
+
+class Unauthorized(EmulatorError):
+    status = 401
+    code = "AuthenticationFailed"
+
+
+class NotFound(EmulatorError):
+    status = 404
+    code = "ResourceNotFound"
+
+
+class Conflict(EmulatorError):
+    status = 409
+    code = "Conflict"
+
+
+class InvalidTransition(Conflict):
+    code = "OperationNotAllowed"
+
+
+class RuntimeUnavailable(EmulatorError):
+    status = 503
+    code = "ServiceUnavailable"

@@ -1,0 +1,44 @@
+"""`python -m emulator api|controller|node`: the emulator's own long-running processes."""
+
+import logging
+import os
+import sys
+
+from emulator.settings import Settings
+
+USAGE = "usage: python -m emulator api|controller|node"
+
+
+def _api(settings: Settings) -> None:
+    import uvicorn
+
+    from emulator import pki
+    from emulator.api.app import create_app
+
+    hosts = [settings.public_host, "localhost", "127.0.0.1", "::1", "api", "*.blob.localhost"]
+    cert, key = pki.issue_server_cert(settings.ca_dir, list(dict.fromkeys(hosts)))
+    uvicorn.run(create_app(settings), host=settings.listen_host, port=settings.listen_port,
+                ssl_certfile=str(cert), ssl_keyfile=str(key), log_level="info", access_log=False)
+
+
+def _controller(settings: Settings) -> None:
+    from emulator.controller.main import run
+
+    run(settings)
+
+
+def _node(_settings: Settings) -> None:
+    from emulator.workers.node import run
+
+    run(os.environ["AMLEMU_NODE_ID"], os.environ["AMLEMU_QUEUE"], os.environ["AMLEMU_REDIS_URL"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    commands = {"api": _api, "controller": _controller, "node": _node}
+    if len(argv) != 1 or argv[0] not in commands:
+        sys.exit(USAGE)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    commands[argv[0]](settings)

@@ -1,0 +1,40 @@
+"""The runtime port: everything the emulator asks of a container engine. Docker implements it today."""
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+MANAGED = "amlemu.managed"
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    name: str
+    image: str
+    command: list[str]
+    labels: dict[str, str]
+    env: dict[str, str] = field(default_factory=dict)
+    cpus: float | None = None
+    memory_bytes: int | None = None
+    gpus: int = 0
+    network: str | None = None
+    mounts: dict[str, str] = field(default_factory=dict)  # host path -> container path
+    user: str | None = None
+
+
+@dataclass(frozen=True)
+class Observed:
+    id: str
+    name: str
+    labels: dict[str, str]
+    running: bool
+    exit_code: int | None
+    oom_killed: bool
+    ip: str | None
+
+
+class Runtime(Protocol):
+    def run(self, spec: ContainerSpec) -> Observed: ...
+    def list(self, labels: dict[str, str]) -> list[Observed]: ...
+    def signal(self, container_id: str, signal: str) -> None: ...
+    def remove(self, container_id: str) -> None: ...
+    def logs(self, container_id: str, tail: int = 100) -> str: ...

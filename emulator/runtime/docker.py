@@ -1,0 +1,88 @@
+"""DockerRuntime: the only module that talks to the Docker engine."""
+
+import os
+
+import docker
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+
+from emulator.errors import RuntimeUnavailable, ValidationFailed
+from emulator.runtime.base import MANAGED, ContainerSpec, Observed
+
+
+def _translate(exc: Exception) -> Exception:
+    if isinstance(exc, ImageNotFound):
+        return ValidationFailed(f"Image not found: {exc.explanation or exc}. Build it with `make up`.",
+                                target="image")
+    return RuntimeUnavailable(f"Docker engine error: {getattr(exc, 'explanation', None) or exc}")
+
+
+class DockerRuntime:
+    def __init__(self, client: "docker.DockerClient | None" = None):
+        try:
+            self.client = client or docker.from_env(timeout=120)
+            self.host_cpus = float(self.client.info().get("NCPU") or os.cpu_count() or 1)
+        except DockerException as exc:
+            raise RuntimeUnavailable(f"Cannot reach the Docker engine: {exc}. Is Docker running?") from exc
+
+    def _observe(self, container) -> Observed:
+        state = container.attrs.get("State", {})
+        networks = container.attrs.get("NetworkSettings", {}).get("Networks", {}) or {}
+        ip = next((n.get("IPAddress") for n in networks.values() if n.get("IPAddress")), None)
+        return Observed(id=container.id, name=container.name, labels=container.labels,
+                        running=state.get("Running", False), exit_code=state.get("ExitCode"),
+                        oom_killed=state.get("OOMKilled", False), ip=ip)
+
+    def run(self, spec: ContainerSpec) -> Observed:
+        kwargs = {}
+        if spec.cpus:
+            # The engine refuses more CPUs than the host has; a "VM" bigger than the host gets all of it.
+            kwargs["nano_cpus"] = int(min(spec.cpus, self.host_cpus) * 1e9)
+        if spec.memory_bytes:
+            kwargs["mem_limit"] = spec.memory_bytes
+        if spec.gpus:
+            kwargs["device_requests"] = [docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])]
+        try:
+            container = self.client.containers.run(
+                spec.image, spec.command, name=spec.name, detach=True, init=True,
+                labels={MANAGED: "true", **spec.labels}, environment=spec.env, network=spec.network,
+                volumes={host: {"bind": path, "mode": "rw"} for host, path in spec.mounts.items()},
+                user=spec.user, security_opt=["no-new-privileges"], **kwargs)
+            container.reload()
+            return self._observe(container)
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+
+    def list(self, labels: dict[str, str]) -> list[Observed]:
+        filters = {"label": [MANAGED + "=true"] + [f"{k}={v}" for k, v in labels.items()]}
+        try:
+            return [self._observe(c) for c in self.client.containers.list(all=True, filters=filters)]
+        except NotFound:  # a container vanished between list and inspect
+            return self.list(labels)
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+
+    def signal(self, container_id: str, signal: str) -> None:
+        try:
+            self.client.api.kill(container_id, signal=signal)
+        except NotFound:
+            pass
+        except APIError as exc:
+            if exc.status_code != 409:  # 409: not running any more
+                raise _translate(exc) from exc
+
+    def remove(self, container_id: str) -> None:
+        try:
+            self.client.api.remove_container(container_id, force=True)
+        except NotFound:
+            pass
+        except APIError as exc:
+            if exc.status_code != 409:  # 409: removal already in progress
+                raise _translate(exc) from exc
+
+    def logs(self, container_id: str, tail: int = 100) -> str:
+        try:
+            return self.client.api.logs(container_id, tail=tail).decode(errors="replace")
+        except NotFound:
+            return ""
+        except APIError as exc:
+            raise _translate(exc) from exc

@@ -1,0 +1,79 @@
+"""Workspace use cases: the default workspace, create, read, delete."""
+
+from datetime import datetime
+
+from emulator.domain import names
+from emulator.domain.ids import WorkspaceRef
+from emulator.errors import NotFound, ValidationFailed
+from emulator.settings import Settings
+from emulator.store.repositories import Repository
+from emulator.store.tables import Workspace
+
+_WRITABLE = ("friendlyName", "description", "hbiWorkspace", "publicNetworkAccess", "v1LegacyMode",
+             "storageAccount", "keyVault", "applicationInsights", "containerRegistry", "imageBuildCompute",
+             "managedNetwork", "systemDatastoresAuthMode", "enableDataIsolation")
+
+
+def default_ref(settings: Settings) -> WorkspaceRef:
+    return WorkspaceRef(settings.subscription_id, settings.resource_group, settings.workspace)
+
+
+def ensure_default(repo: Repository, settings: Settings, now: datetime) -> None:
+    ref = default_ref(settings)
+    if repo.workspace(ref.key) is None:
+        put(repo, ref, {"location": settings.location, "properties": {"friendlyName": ref.name}}, now)
+
+
+def get(repo: Repository, ref: WorkspaceRef) -> Workspace:
+    row = repo.workspace(ref.key)
+    if row is None:
+        raise NotFound(f"Workspace '{ref.name}' was not found in resource group '{ref.resource_group}'.",
+                       target="workspaceName")
+    return row
+
+
+def _validated(body: object) -> dict:
+    if not isinstance(body, dict):
+        raise ValidationFailed("The request body must be a JSON object.", target="body")
+    location = body.get("location")
+    if not isinstance(location, str) or not location:
+        raise ValidationFailed("location is required and must be a string.", target="location")
+    tags = body.get("tags") or {}
+    if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
+        raise ValidationFailed("tags must be an object of strings.", target="tags")
+    props = body.get("properties") or {}
+    if not isinstance(props, dict):
+        raise ValidationFailed("properties must be an object.", target="properties")
+    kept = {k: props[k] for k in _WRITABLE if props.get(k) is not None}
+    for key in ("friendlyName", "description"):
+        if key in kept and not isinstance(kept[key], str):
+            raise ValidationFailed(f"properties.{key} must be a string.", target=f"properties.{key}")
+    return {"location": location, "tags": tags, "properties": kept,
+            "identity": body.get("identity") if isinstance(body.get("identity"), dict) else None,
+            "kind": body.get("kind") if isinstance(body.get("kind"), str) else "Default"}
+
+
+def put(repo: Repository, ref: WorkspaceRef, body: object, now: datetime) -> tuple[Workspace, bool]:
+    names.subscription(ref.subscription)
+    names.resource_group(ref.resource_group)
+    names.workspace_name(ref.name)
+    spec = _validated(body)
+    row = repo.workspace(ref.key)
+    if row is None:
+        row = Workspace(key=ref.key, subscription=ref.subscription, resource_group=ref.resource_group,
+                        name=ref.name, location=spec["location"], body=spec, created_at=now, modified_at=now)
+        repo.add(row)
+        return row, True
+    row.body, row.modified_at = {**spec, "location": row.location}, now
+    return row, False
+
+
+def delete(repo: Repository, ref: WorkspaceRef, now: datetime) -> bool:
+    """Remove the workspace; its computes are marked Deleting for the controller to clean up."""
+    row = repo.workspace(ref.key)
+    if row is None:
+        return False
+    for compute in repo.computes(ref.key):
+        compute.provisioning_state, compute.modified_at = "Deleting", now
+    repo.remove(row)
+    return True

@@ -1,0 +1,57 @@
+"""Settings, built once by each entry point and passed down (never a module-level instance)."""
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AMLEMU_", extra="ignore")
+
+    data_dir: Path = Path("/var/lib/amlemu")
+    # Where data_dir lives on the Docker host: bind mounts into containers the emulator starts use it.
+    host_data_dir: Path | None = None
+    database_url: str = ""
+    redis_url: str = "redis://redis:6379/0"
+
+    # What clients see: the HTTPS address of the control plane.
+    public_host: str = "localhost"
+    public_port: int = 8443
+    listen_host: str = "0.0.0.0"
+    listen_port: int = 8443
+
+    subscription_id: str = DEFAULT_SUBSCRIPTION
+    resource_group: str = "amlemu"
+    workspace: str = "amlemu"
+    location: str = "local"
+
+    # Multiplies every platform timer (idle scale-down, notices, schedules, provisioning delay).
+    time_scale: float = Field(1.0, gt=0)
+    # Scales VM-size CPUs and memory so a small machine can host several "VMs".
+    resource_scale: float = Field(0.25, gt=0)
+    provisioning_delay_seconds: float = Field(0.0, ge=0)
+    reconcile_interval_seconds: float = Field(0.5, gt=0)
+
+    node_image: str = "amlemu/emulator:latest"
+    docker_network: str = "amlemu"
+    # Distinguishes containers of one emulator stack from another's (tests run several).
+    stack: str = "amlemu"
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'amlemu.db'}"
+
+    @property
+    def public_url(self) -> str:
+        return f"https://{self.public_host}:{self.public_port}"
+
+    @property
+    def ca_dir(self) -> Path:
+        return self.data_dir / "ca"
+
+    def scaled(self, seconds: float) -> float:
+        """A platform timer in real seconds after the time scale."""
+        return seconds * self.time_scale

@@ -1,0 +1,52 @@
+"""The one module that opens the database. SQLite (WAL) by default, any SQLAlchemy URL otherwise."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from emulator.store.repositories import Repository
+from emulator.store.tables import Base
+
+
+def _sqlite_engine(url: str) -> Engine:
+    # The api and the controller share the file: WAL lets readers run beside the writer, and
+    # BEGIN IMMEDIATE takes the write lock up front so two writers queue instead of deadlocking.
+    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+class Store:
+    def __init__(self, url: str):
+        self.engine = _sqlite_engine(url) if url.startswith("sqlite") else create_engine(url, pool_pre_ping=True)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        with self.engine.begin() as conn:
+            Base.metadata.create_all(conn)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Repository]:
+        session: Session = self._sessions()
+        try:
+            with session.begin():
+                yield Repository(session)
+        finally:
+            session.close()
+
+    def close(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,62 @@
+"""Reads and writes per aggregate. No business rules live here."""
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from emulator.store.tables import Compute, Node, Operation, Workspace
+
+
+class Repository:
+    def __init__(self, session: Session):
+        self.session = session
+
+    def add(self, row) -> None:
+        self.session.add(row)
+
+    def remove(self, row) -> None:
+        self.session.delete(row)
+
+    # workspaces
+    def workspace(self, key: str) -> Workspace | None:
+        return self.session.get(Workspace, key.lower())
+
+    def workspaces(self, subscription: str, resource_group: str | None = None) -> list[Workspace]:
+        query = select(Workspace).where(func.lower(Workspace.subscription) == subscription.lower())
+        if resource_group is not None:
+            query = query.where(func.lower(Workspace.resource_group) == resource_group.lower())
+        return list(self.session.scalars(query.order_by(Workspace.created_at)))
+
+    # computes
+    def compute(self, key: str) -> Compute | None:
+        return self.session.get(Compute, key.lower())
+
+    def computes(self, workspace_key: str | None = None) -> list[Compute]:
+        query = select(Compute).order_by(Compute.created_at)
+        if workspace_key is not None:
+            query = query.where(Compute.workspace_key == workspace_key.lower())
+        return list(self.session.scalars(query))
+
+    def computes_of_type(self, subscription: str, compute_type: str) -> list[Compute]:
+        prefix = f"/subscriptions/{subscription}/".lower()
+        query = select(Compute).where(Compute.key.startswith(prefix), Compute.compute_type == compute_type)
+        return list(self.session.scalars(query))
+
+    # nodes
+    def nodes(self, compute_key: str) -> list[Node]:
+        query = select(Node).where(Node.compute_key == compute_key.lower()).order_by(Node.created_at)
+        return list(self.session.scalars(query))
+
+    def all_nodes(self) -> list[Node]:
+        return list(self.session.scalars(select(Node)))
+
+    def drop_nodes(self, compute_key: str) -> None:
+        self.session.execute(delete(Node).where(Node.compute_key == compute_key.lower()))
+
+    # operations
+    def operation(self, op_id: str) -> Operation | None:
+        return self.session.get(Operation, op_id)
+
+    def open_operations(self, resource_key: str) -> list[Operation]:
+        query = select(Operation).where(Operation.resource_key == resource_key.lower(),
+                                        Operation.status == "InProgress")
+        return list(self.session.scalars(query))

@@ -1,0 +1,77 @@
+"""The rows the emulator keeps. The store is the truth; containers are observed against it."""
+
+from datetime import UTC, datetime
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, TypeDecorator
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UtcDateTime(TypeDecorator):
+    """Aware UTC datetimes in, aware UTC datetimes out (SQLite itself keeps no zone)."""
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        return value.astimezone(UTC).replace(tzinfo=None) if value is not None else None
+
+    def process_result_value(self, value, dialect):
+        return value.replace(tzinfo=UTC) if value is not None else None
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {datetime: UtcDateTime, dict: JSON}
+
+
+class Workspace(Base):
+    __tablename__ = "workspaces"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    subscription: Mapped[str]
+    resource_group: Mapped[str]
+    name: Mapped[str]
+    location: Mapped[str]
+    body: Mapped[dict]  # tags, identity and properties as the user gave them
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]
+
+
+class Compute(Base):
+    __tablename__ = "computes"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    name: Mapped[str]
+    compute_type: Mapped[str]
+    location: Mapped[str]
+    body: Mapped[dict]  # the PUT body, validated
+    provisioning_state: Mapped[str]
+    provisioning_errors: Mapped[dict | None] = mapped_column(JSON, default=None)
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]
+    # Written by the controller only.
+    allocation_state: Mapped[str] = mapped_column(default="Steady")
+    allocation_changed_at: Mapped[datetime | None] = mapped_column(default=None)
+    target_nodes: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Node(Base):
+    __tablename__ = "nodes"
+    node_id: Mapped[str] = mapped_column(String, primary_key=True)
+    compute_key: Mapped[str] = mapped_column(ForeignKey("computes.key", ondelete="CASCADE"), index=True)
+    state: Mapped[str]
+    container_id: Mapped[str | None] = mapped_column(default=None)
+    private_ip: Mapped[str | None] = mapped_column(default=None)
+    run_id: Mapped[str | None] = mapped_column(default=None)
+    created_at: Mapped[datetime]
+    state_changed_at: Mapped[datetime]
+    idle_since: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class Operation(Base):
+    """An ARM long-running operation, polled through Azure-AsyncOperation."""
+    __tablename__ = "operations"
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    resource_key: Mapped[str] = mapped_column(String, index=True)
+    action: Mapped[str]  # Create, Update, Delete, Start, Stop, Restart
+    status: Mapped[str]  # InProgress, Succeeded, Failed, Canceled
+    error: Mapped[dict | None] = mapped_column(JSON, default=None)
+    created_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
