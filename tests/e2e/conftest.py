@@ -1,0 +1,84 @@
+"""A composed amlemu stack of its own (project, port, data folder, network) for the end-to-end tests."""
+
+import os
+import socket
+import uuid
+
+import httpx
+import pytest
+
+from emulator.cli.stack import Stack
+from emulator.runtime.docker import DockerRuntime
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory) -> Stack:
+    suffix = uuid.uuid4().hex[:6]
+    env = {"AMLEMU_HOME": str(tmp_path_factory.mktemp("amlemu-home")), "AMLEMU_PORT": str(_free_port()),
+           "AMLEMU_PROJECT": f"amlemu-e2e-{suffix}", "AMLEMU_STACK": f"e2e-{suffix}",
+           "AMLEMU_NETWORK": f"amlemu-e2e-{suffix}", "AMLEMU_TIME_SCALE": "1.0"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    stack = Stack.from_env()
+    stack.compose("up", "-d", capture=True)
+    try:
+        assert stack.wait_healthy(timeout=120), stack.compose("logs", capture=True).stdout
+        os.environ.update(stack.env_vars())
+        yield stack
+    finally:
+        runtime = DockerRuntime()
+        stack.compose("stop", "controller", capture=True)
+        for container in runtime.list({"amlemu.stack": env["AMLEMU_STACK"], "amlemu.role": "node"}):
+            runtime.remove(container.id)
+        stack.compose("down", "-v", capture=True)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def credential(stack):
+    from azure.identity import DefaultAzureCredential
+
+    return DefaultAzureCredential()
+
+
+@pytest.fixture(scope="session")
+def ml_client(stack, credential):
+    from azure.ai.ml import MLClient
+
+    return MLClient(credential, os.environ["AMLEMU_SUBSCRIPTION_ID"], os.environ["AMLEMU_RESOURCE_GROUP"],
+                    os.environ["AMLEMU_WORKSPACE"])
+
+
+@pytest.fixture(scope="session")
+def rest(stack, credential) -> httpx.Client:
+    """Raw ARM calls with the same token the SDK uses."""
+    token = credential.get_token(f"{stack.url}/.default").token
+    return httpx.Client(base_url=stack.url, verify=os.environ["REQUESTS_CA_BUNDLE"],
+                        headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+
+@pytest.fixture(scope="session")
+def workspace_path(stack) -> str:
+    return (f"/subscriptions/{stack.subscription}/resourceGroups/{stack.resource_group}"
+            f"/providers/Microsoft.MachineLearningServices/workspaces/{stack.workspace}")
+
+
+@pytest.fixture()
+def nodes_of(stack):
+    """The node containers of a cluster, as Docker sees them."""
+    runtime = DockerRuntime()
+
+    def containers(cluster: str):
+        return runtime.list({"amlemu.stack": os.environ["AMLEMU_STACK"], "amlemu.role": "node",
+                             "amlemu.compute": cluster})
+
+    return containers
