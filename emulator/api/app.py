@@ -9,7 +9,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from emulator import tokens
 from emulator.api import errors
 from emulator.api.deps import Context
-from emulator.api.routes import computes, identity, locations, workspaces
+from emulator.api.routes import computes, deployments, identity, locations, workspaces
 from emulator.services import workspaces as workspace_service
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -20,7 +20,7 @@ log = logging.getLogger("amlemu.api")
 CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "subscriptions", "resourceGroups", "providers", "Microsoft.MachineLearningServices", "workspaces",
     "computes", "locations", "vmSizes", "usages", "computeOperationsStatus", "listNodes", "metadata",
-    "endpoints", "msi", "token")}
+    "endpoints", "msi", "token", "Microsoft.Resources", "deployments", "operations")}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01"}
@@ -56,7 +56,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app = FastAPI(title="amlemu control plane", version="0.1.0",
                   description="Azure Machine Learning REST API, served locally.")
     app.state.context = Context(settings=settings, store=store, secret=secret)
-    for router in (identity.router, workspaces.router, computes.router, locations.router):
+    for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

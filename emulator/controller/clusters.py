@@ -46,6 +46,9 @@ class ClusterReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
                  clock: Callable[[], datetime]):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
+        # On the first pass after a start, a node whose container is absent altogether was taken down with
+        # the stack (`amlemu down`), not lost: it is forgotten rather than shown unusable.
+        self.first_pass = True
 
     def node_labels(self) -> dict[str, str]:
         return {"amlemu.stack": self.settings.stack, "amlemu.role": "node"}
@@ -58,6 +61,7 @@ class ClusterReconciler:
         live: set[str] = set()
         for key in keys:
             live |= self.reconcile(key, observed, now)
+        self.first_pass = False
         for node_id, container in observed.items():
             if node_id not in live:
                 log.info("removing orphan node container %s", container.name)
@@ -72,12 +76,16 @@ class ClusterReconciler:
             nodes = repo.nodes(key)
             for node in nodes:
                 self._observe(repo, node, observed.get(node.node_id), now, effects)
-            if compute.provisioning_state == "Deleting" or repo.workspace(compute.workspace_key) is None:
-                self._delete(repo, compute, nodes, observed, now, effects)
+            deleting = compute.provisioning_state == "Deleting" or repo.workspace(compute.workspace_key) is None
+            if deleting:
+                effects.remove += [observed[n.node_id].id for n in nodes if n.node_id in observed]
+                effects.forget += [n.node_id for n in nodes]
                 live = set()
             else:
                 live = self._scale(repo, compute, now, effects)
         self._apply(effects)
+        if deleting:  # the operation completes only once the containers are gone
+            self._finish_delete(key)
         return live
 
     def _observe(self, repo, node: Node, container: Observed | None, now: datetime, effects: Effects) -> None:
@@ -91,8 +99,8 @@ class ClusterReconciler:
             if container is not None:
                 effects.remove.append(container.id)
             effects.forget.append(node.node_id)
-            if state == NodeState.LEAVING or node.container_id is None:
-                repo.remove(node)  # gone as asked, or never started (a controller crash mid-start)
+            if state == NodeState.LEAVING or node.container_id is None or (container is None and self.first_pass):
+                repo.remove(node)  # gone as asked, never started (a crash mid-start), or taken down with the stack
             else:
                 log.warning("node %s died (exit %s)", node.node_id, container and container.exit_code)
                 self._set_state(node, NodeState.UNUSABLE, now)
@@ -114,14 +122,14 @@ class ClusterReconciler:
         if state != NodeState.IDLE:
             node.idle_since = None
 
-    def _delete(self, repo, compute: Compute, nodes: list[Node], observed, now, effects: Effects) -> None:
-        for node in nodes:
-            if node.node_id in observed:
-                effects.remove.append(observed[node.node_id].id)
-            effects.forget.append(node.node_id)
-        repo.drop_nodes(compute.key)
-        operations.finish(repo, compute.key, now)
-        repo.remove(compute)
+    def _finish_delete(self, key: str) -> None:
+        with self.store.transaction() as repo:
+            compute = repo.compute(key)
+            if compute is None:
+                return
+            repo.drop_nodes(key)
+            operations.finish(repo, key, self.clock())
+            repo.remove(compute)
         log.info("deleted cluster %s", compute.name)
 
     def _scale(self, repo, compute: Compute, now: datetime, effects: Effects) -> set[str]:

@@ -22,9 +22,12 @@ def run(settings: Settings) -> None:
                                    redis.Redis.from_url(settings.redis_url), lambda: datetime.now(UTC))
     log.info("controller started (stack %s, interval %.2fs, time scale %g)", settings.stack,
              settings.reconcile_interval_seconds, settings.time_scale)
+    alive = settings.data_dir / "controller.alive"
+    alive.unlink(missing_ok=True)
     while not stopping.is_set():
         try:
             reconciler.tick()
+            alive.touch()  # the compose healthcheck reads its age
         except Exception:  # a failed pass is retried on the next one; the loop itself never dies
             log.exception("reconcile pass failed")
         stopping.wait(settings.reconcile_interval_seconds)

@@ -77,3 +77,42 @@ def delete(repo: Repository, ref: WorkspaceRef, now: datetime) -> bool:
         compute.provisioning_state, compute.modified_at = "Deleting", now
     repo.remove(row)
     return True
+
+
+def from_template(repo: Repository, subscription: str, resource_group: str, body: object,
+                  now: datetime) -> Workspace:
+    """Create a workspace from the ARM template deployment the SDK's `workspaces.begin_create` sends."""
+    template = body.get("properties") if isinstance(body, dict) else None
+    params = template.get("parameters") if isinstance(template, dict) else None
+    if not isinstance(params, dict) or "workspaceName" not in params:
+        raise ValidationFailed("amlemu deploys Azure ML workspace templates only: "
+                               "properties.parameters.workspaceName is required.",
+                               target="properties.parameters.workspaceName")
+
+    def value(name: str):
+        entry = params.get(name)
+        return entry.get("value") if isinstance(entry, dict) else None
+
+    name = value("workspaceName")
+    if not isinstance(name, str):
+        raise ValidationFailed("properties.parameters.workspaceName.value must be a string.",
+                               target="properties.parameters.workspaceName")
+    properties = {k: value(k) for k in ("friendlyName", "description") if isinstance(value(k), str)}
+    row, _created = put(repo, WorkspaceRef(subscription, resource_group, name),
+                        {"location": value("location"), "tags": value("tagValues") or {},
+                         "kind": value("kind") or "Default", "identity": value("identity"),
+                         "properties": properties}, now)
+    return row
+
+
+def patch(repo: Repository, ref: WorkspaceRef, body: object, now: datetime) -> Workspace:
+    """PATCH: tags and the writable properties given replace the stored ones."""
+    row = get(repo, ref)
+    if not isinstance(body, dict):
+        raise ValidationFailed("The request body must be a JSON object.", target="body")
+    current = row.body
+    merged = {**current, "location": row.location,
+              "tags": body["tags"] if "tags" in body else current.get("tags", {}),
+              "properties": {**current.get("properties", {}), **(body.get("properties") or {})}}
+    updated, _ = put(repo, ref, merged, now)
+    return updated

@@ -40,6 +40,12 @@ def put_workspace(ctx: Ctx, ws: Ws, body: Annotated[dict[str, Any], Body()]) -> 
         return JSONResponse(arm.workspace(row, ctx.settings), status_code=201 if created else 200)
 
 
+@router.patch(WS_PATH)
+def patch_workspace(ctx: Ctx, ws: Ws, body: Annotated[dict[str, Any], Body()]) -> dict:
+    with ctx.store.transaction() as repo:
+        return arm.workspace(workspaces.patch(repo, ws, body, ctx.clock()), ctx.settings)
+
+
 @router.delete(WS_PATH)
 def delete_workspace(ctx: Ctx, ws: Ws) -> Response:
     with ctx.store.transaction() as repo:

@@ -1,0 +1,64 @@
+"""State survives restarts of every service and a full down/up; containers are adopted, never orphaned."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from azure.ai.ml.entities import AmlCompute
+
+from emulator.runtime.docker import DockerRuntime
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.e2e
+AMLEMU = str(Path(sys.executable).parent / "amlemu")
+
+
+def _idle_nodes(ml_client, name: str, count: int) -> list[str]:
+    def idle():
+        nodes = [n.__dict__ for n in ml_client.compute.list_nodes(name)]
+        return sorted(n["nodeId"] for n in nodes) if len(nodes) == count and all(
+            n["nodeState"] == "idle" for n in nodes) else None
+    return wait_until(idle, timeout=90, message=f"{count} idle node(s) on {name}")
+
+
+def _stack_containers() -> list:
+    return DockerRuntime().list({"amlemu.stack": os.environ["AMLEMU_STACK"], "amlemu.role": "node"})
+
+
+@pytest.mark.parametrize("service", ["controller", "api", "redis"])
+def test_restart_of_a_service_keeps_state_and_adopts_nodes(stack, ml_client, nodes_of, service):
+    name = f"e2e-rs-{service[:4]}"
+    ml_client.compute.begin_create_or_update(AmlCompute(name=name, size="Standard_D2_v3", min_instances=1,
+                                                        max_instances=2)).result()
+    before = _idle_nodes(ml_client, name, 1)
+    containers = {c.id for c in nodes_of(name)}
+
+    stack.compose("restart", service, capture=True)
+    assert stack.wait_healthy(timeout=90)
+
+    # The same node keeps serving: adopted by its labels, not replaced, nothing extra started.
+    assert _idle_nodes(ml_client, name, 1) == before
+    assert {c.id for c in nodes_of(name)} == containers
+    cluster = ml_client.compute.get(name)
+    assert (cluster.min_instances, cluster.max_instances, cluster.size) == (1, 2, "Standard_D2_v3")
+    ml_client.compute.begin_delete(name).result()
+    assert not nodes_of(name)
+
+
+def test_down_then_up_keeps_workspaces_and_computes(stack, ml_client, nodes_of):
+    ml_client.compute.begin_create_or_update(AmlCompute(name="e2e-keep", size="Standard_D2_v3", min_instances=1,
+                                                        max_instances=1)).result()
+    _idle_nodes(ml_client, "e2e-keep", 1)
+
+    subprocess.run([AMLEMU, "down"], check=True, capture_output=True)
+    assert not _stack_containers(), "down leaves no node container behind"
+    subprocess.run([AMLEMU, "up", "--skip-build"], check=True, capture_output=True)
+
+    cluster = ml_client.compute.get("e2e-keep")
+    assert (cluster.min_instances, cluster.max_instances) == (1, 1)
+    _idle_nodes(ml_client, "e2e-keep", 1)
+    assert len(nodes_of("e2e-keep")) == 1
+    ml_client.compute.begin_delete("e2e-keep").result()
+    assert not _stack_containers()
