@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import ssl
 import subprocess
 import time
 from dataclasses import dataclass
@@ -76,7 +77,11 @@ class Stack:
         return False
 
     def write_bundle(self) -> Path:
-        self.bundle_file.write_text(self.ca_file.read_text() + "\n" + Path(certifi.where()).read_text())
+        """REQUESTS_CA_BUNDLE replaces the default roots, so keep the machine's own (which may hold a
+        proxy's CA) and certifi's next to the emulator's."""
+        system = ssl.get_default_verify_paths().cafile
+        roots = [self.ca_file, *(Path(p) for p in (system, certifi.where()) if p and Path(p).exists())]
+        self.bundle_file.write_text("\n".join(path.read_text() for path in roots))
         return self.bundle_file
 
     def identity_header(self) -> str:

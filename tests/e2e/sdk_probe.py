@@ -1,0 +1,50 @@
+"""Runs inside a venv holding one azure-ai-ml release; prints what the SDK saw as JSON.
+
+Usage: python sdk_probe.py CLUSTER_NAME  (connection from the `amlemu env` variables)
+"""
+
+import json
+import os
+import sys
+import time
+
+from azure.ai.ml import MLClient
+from azure.ai.ml.entities import AmlCompute
+from azure.identity import DefaultAzureCredential
+
+
+def field(obj, snake: str, camel: str):
+    """1.33/1.34 fill snake_case attributes, 1.35 the wire (camelCase) ones."""
+    value = getattr(obj, snake, None)
+    return value if value is not None else obj.__dict__.get(camel)
+
+
+def main(name: str) -> None:
+    ml = MLClient(DefaultAzureCredential(), os.environ["AMLEMU_SUBSCRIPTION_ID"],
+                  os.environ["AMLEMU_RESOURCE_GROUP"], os.environ["AMLEMU_WORKSPACE"])
+    out = {"workspace": ml.workspaces.get(os.environ["AMLEMU_WORKSPACE"]).name}
+    cluster = ml.compute.begin_create_or_update(AmlCompute(
+        name=name, size="Standard_DS2_v2", tier="low_priority", min_instances=1, max_instances=2,
+        idle_time_before_scale_down=60)).result()
+    out["created"] = [type(cluster).__name__, cluster.provisioning_state, cluster.size, cluster.tier,
+                      cluster.min_instances, cluster.max_instances, cluster.idle_time_before_scale_down]
+    out["listed"] = name in [c.name for c in ml.compute.list()]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        nodes = list(ml.compute.list_nodes(name))
+        if nodes and all(field(n, "node_state", "nodeState") == "idle" for n in nodes):
+            break
+        time.sleep(0.5)
+    out["nodes"] = [field(n, "node_state", "nodeState") for n in nodes]
+    sizes = {s.name: s for s in ml.compute.list_sizes(compute_type="AmlCompute")}
+    out["ds2"] = [field(sizes["Standard_DS2_v2"], "v_cp_us", "vCPUs"), sizes["Standard_DS2_v2"].gpus]
+    out["usages"] = len(list(ml.compute.list_usage()))
+    cluster.max_instances = 3
+    out["updated_max"] = ml.compute.begin_update(cluster).result().max_instances
+    ml.compute.begin_delete(name).result()
+    out["deleted"] = name not in [c.name for c in ml.compute.list()]
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
