@@ -3,6 +3,7 @@
 import json
 import os
 import shlex
+import subprocess
 import time
 from pathlib import Path
 
@@ -47,7 +48,12 @@ def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the imag
         build()
     stack = Stack.from_env()
     stack.home.mkdir(parents=True, exist_ok=True)
-    stack.compose("up", "-d", "--remove-orphans")
+    try:
+        stack.compose("up", "-d", "--remove-orphans")
+    except subprocess.CalledProcessError:
+        console.print(f"[red]docker compose could not start the stack[/] (see above). If port {stack.port} is "
+                      "in use, choose another: AMLEMU_PORT=9443 make up")
+        raise typer.Exit(1) from None
     with console.status(f"[bold]waiting for the control plane on {stack.url}[/]"):
         if not stack.wait_healthy(timeout=120):
             console.print("[red]the control plane did not become healthy within 120 s[/]; "

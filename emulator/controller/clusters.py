@@ -105,6 +105,8 @@ class ClusterReconciler:
                 log.warning("node %s died (exit %s)", node.node_id, container and container.exit_code)
                 self._set_state(node, NodeState.UNUSABLE, now)
             return
+        if node.container_id != container.id:  # started by a controller that died before recording it
+            node.container_id, node.private_ip = container.id, container.ip
         if state == NodeState.LEAVING:
             if (now - node.state_changed_at).total_seconds() >= LEAVE_GRACE_SECONDS:
                 effects.kill.append(container.id)
@@ -146,7 +148,9 @@ class ClusterReconciler:
         for node_id in plan.remove:
             self._set_state(by_id[node_id], NodeState.LEAVING, now)
             effects.stop.append(by_id[node_id].container_id)
-        for _ in range(plan.add):
+        # A node that failed to start holds its slot until it is dropped after the keep time: retry then.
+        failed = sum(n.state == NodeState.UNUSABLE and n.container_id is None for n in nodes)
+        for _ in range(max(0, plan.add - failed)):
             node = Node(node_id=new_node_id(spec.low_priority), compute_key=compute.key,
                         state=NodeState.PREPARING.value, created_at=now, state_changed_at=now)
             repo.add(node)

@@ -55,7 +55,8 @@ class ClusterSpec:
 
 
 def _count(scale: dict, key: str, default: int | None) -> int:
-    value = scale.get(key, default)
+    value = scale.get(key)
+    value = default if value is None else value
     target = f"properties.properties.scaleSettings.{key}"
     if value is None:
         raise ValidationFailed(f"{target} is required.", target=target)
@@ -88,13 +89,15 @@ def parse_scale(scale: object) -> ScaleSettings:
 
 def parse_spec(props: dict) -> ClusterSpec:
     """Validate the inner `properties` of an AmlCompute PUT."""
-    size_name = props.get("vmSize") or "Standard_DS3_v2"
+    size_name = props.get("vmSize")
+    size_name = "Standard_DS3_v2" if size_name is None else size_name
     size = vm_sizes.find(size_name) if isinstance(size_name, str) else None
     if size is None:
         raise ValidationFailed(
             f"VM size '{size_name}' is not supported. List the supported sizes with ml_client.compute.list_sizes().",
             target="properties.properties.vmSize")
-    priority = props.get("vmPriority") or "Dedicated"
+    priority = props.get("vmPriority")
+    priority = "Dedicated" if priority is None else priority
     if priority not in PRIORITIES:
         raise ValidationFailed(f"vmPriority must be one of {', '.join(PRIORITIES)}, got {priority!r}.",
                                target="properties.properties.vmPriority")

@@ -42,6 +42,7 @@ class DockerRuntime:
         if spec.gpus:
             kwargs["device_requests"] = [docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])]
         try:
+            self.client.images.get(spec.image)  # local images only: never let containers.run() try a pull
             container = self.client.containers.run(
                 spec.image, spec.command, name=spec.name, detach=True, init=True,
                 labels={MANAGED: "true", **spec.labels}, environment=spec.env, network=spec.network,

@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from emulator.domain import cluster, names
+from emulator.domain import cluster, names, payload
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import operations
@@ -21,23 +21,10 @@ def get(repo: Repository, ref: WorkspaceRef, name: str) -> Compute:
     return row
 
 
-def _object(value: object, target: str, required: bool = False) -> dict:
-    if value is None and not required:
-        return {}
-    if not isinstance(value, dict):
-        raise ValidationFailed(f"{target} must be an object.", target=target)
-    return value
-
-
-def _string(value: object, target: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise ValidationFailed(f"{target} must be a string.", target=target)
-    return value
-
-
 def _validated(body: object, workspace: Workspace) -> tuple[dict, cluster.ClusterSpec]:
-    body = _object(body, "body", required=True)
-    outer = _object(body.get("properties"), "properties", required=True)
+    body = payload.obj(body, "body", required=True)
+    payload.finite(body)
+    outer = payload.obj(body.get("properties"), "properties", required=True)
     compute_type = outer.get("computeType")
     if compute_type not in KNOWN_TYPES:
         raise ValidationFailed(f"properties.computeType must be one of {', '.join(KNOWN_TYPES)}; "
@@ -45,19 +32,16 @@ def _validated(body: object, workspace: Workspace) -> tuple[dict, cluster.Cluste
     if compute_type not in EMULATED_TYPES:
         raise ValidationFailed(f"Compute type {compute_type} is not emulated by amlemu; "
                                f"supported: {', '.join(EMULATED_TYPES)}.", target="properties.computeType")
-    inner = _object(outer.get("properties"), "properties.properties")
+    inner = payload.obj(outer.get("properties"), "properties.properties")
     spec = cluster.parse_spec(inner)
-    tags = _object(body.get("tags"), "tags")
-    if not all(isinstance(v, str) for v in tags.values()):
-        raise ValidationFailed("tags must be an object of strings.", target="tags")
-    location = _string(body.get("location"), "location") or workspace.location
+    tags = payload.tags(body.get("tags"))
+    location = workspace.location if body.get("location") is None else payload.location(body["location"])
     stored_inner = {**{k: v for k, v in inner.items() if v is not None},
                     "vmSize": spec.vm_size.name, "vmPriority": spec.priority, "osType": "Linux",
                     "scaleSettings": spec.scale.to_arm()}
-    stored = {"location": location, "tags": tags,
-              "identity": body.get("identity") if isinstance(body.get("identity"), dict) else None,
+    stored = {"location": location, "tags": tags, "identity": payload.obj(body.get("identity"), "identity") or None,
               "properties": {"computeType": compute_type,
-                             "description": _string(outer.get("description"), "properties.description"),
+                             "description": payload.string(outer.get("description"), "properties.description"),
                              "disableLocalAuth": bool(outer.get("disableLocalAuth", True)),
                              "properties": stored_inner}}
     return stored, spec
@@ -100,6 +84,20 @@ def delete(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> Ope
         return None
     row.provisioning_state, row.modified_at = "Deleting", now
     return operations.start(repo, row.key, "Delete", now)
+
+
+def patch_scale(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,
+                now: datetime) -> tuple[Compute, Operation]:
+    """PATCH with ClusterUpdateParameters: {"properties": {"properties": {"scaleSettings": {...}}}}."""
+    target = "properties.properties.scaleSettings"
+    outer = payload.obj(payload.obj(body, "body", required=True).get("properties"), "properties", required=True)
+    scale = payload.obj(payload.obj(outer.get("properties"), "properties.properties", required=True)
+                        .get("scaleSettings"), target, required=True)
+    current = get(repo, ref, name).body
+    merged = {**current, "properties": {**current["properties"], "properties": {
+        **current["properties"]["properties"], "scaleSettings": scale}}}
+    row, op, _ = put(repo, ref, workspace, name, merged, now)
+    return row, op
 
 
 def spec_of(row: Compute) -> cluster.ClusterSpec:

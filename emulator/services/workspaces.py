@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from emulator.domain import names
+from emulator.domain import names, payload
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import NotFound, ValidationFailed
 from emulator.settings import Settings
@@ -33,24 +33,15 @@ def get(repo: Repository, ref: WorkspaceRef) -> Workspace:
 
 
 def _validated(body: object) -> dict:
-    if not isinstance(body, dict):
-        raise ValidationFailed("The request body must be a JSON object.", target="body")
-    location = body.get("location")
-    if not isinstance(location, str) or not location:
-        raise ValidationFailed("location is required and must be a string.", target="location")
-    tags = body.get("tags") or {}
-    if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
-        raise ValidationFailed("tags must be an object of strings.", target="tags")
-    props = body.get("properties") or {}
-    if not isinstance(props, dict):
-        raise ValidationFailed("properties must be an object.", target="properties")
+    body = payload.obj(body, "body", required=True)
+    payload.finite(body)
+    props = payload.obj(body.get("properties"), "properties")
     kept = {k: props[k] for k in _WRITABLE if props.get(k) is not None}
     for key in ("friendlyName", "description"):
-        if key in kept and not isinstance(kept[key], str):
-            raise ValidationFailed(f"properties.{key} must be a string.", target=f"properties.{key}")
-    return {"location": location, "tags": tags, "properties": kept,
-            "identity": body.get("identity") if isinstance(body.get("identity"), dict) else None,
-            "kind": body.get("kind") if isinstance(body.get("kind"), str) else "Default"}
+        payload.string(kept.get(key), f"properties.{key}")
+    return {"location": payload.location(body.get("location")), "tags": payload.tags(body.get("tags")),
+            "properties": kept, "identity": payload.obj(body.get("identity"), "identity") or None,
+            "kind": payload.string(body.get("kind"), "kind") or "Default"}
 
 
 def put(repo: Repository, ref: WorkspaceRef, body: object, now: datetime) -> tuple[Workspace, bool]:
@@ -108,8 +99,7 @@ def from_template(repo: Repository, subscription: str, resource_group: str, body
 def patch(repo: Repository, ref: WorkspaceRef, body: object, now: datetime) -> Workspace:
     """PATCH: tags and the writable properties given replace the stored ones."""
     row = get(repo, ref)
-    if not isinstance(body, dict):
-        raise ValidationFailed("The request body must be a JSON object.", target="body")
+    body = payload.obj(body, "body", required=True)
     current = row.body
     merged = {**current, "location": row.location,
               "tags": body["tags"] if "tags" in body else current.get("tags", {}),

@@ -7,6 +7,14 @@ finalizer that removes whatever containers carry it, so no test leaves an orphan
 """
 
 import os
+import sys
+from pathlib import Path
+
+# `tests.waiting` must import under a bare `pytest` too (the Makefile's), not only `python -m pytest`,
+# which puts the working directory on sys.path. (`pythonpath = ["."]` in pyproject would do it for all.)
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 # Ryuk (the testcontainers reaper) cannot be pulled here; the fixtures clean up after themselves.
 os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"
@@ -14,7 +22,6 @@ os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"
 import uuid  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import docker  # noqa: E402
 import pytest  # noqa: E402

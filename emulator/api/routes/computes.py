@@ -41,18 +41,9 @@ def put_compute(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, A
 
 @router.patch(COMPUTE)
 def patch_compute(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
-    """ClusterUpdateParameters: {"properties": {"properties": {"scaleSettings": {...}}}}."""
-    scale = ((body.get("properties") or {}).get("properties") or {}).get("scaleSettings") \
-        if isinstance(body.get("properties"), dict) else None
-    if not isinstance(scale, dict):
-        raise ValidationFailed("properties.properties.scaleSettings is required.",
-                               target="properties.properties.scaleSettings")
     with ctx.store.transaction() as repo:
         workspace = workspaces.get(repo, ws)
-        current = computes.get(repo, ws, compute_name).body
-        merged = {**current, "properties": {**current["properties"], "properties": {
-            **current["properties"]["properties"], "scaleSettings": scale}}}
-        row, op, _ = computes.put(repo, ws, workspace, compute_name, merged, ctx.clock())
+        row, op = computes.patch_scale(repo, ws, workspace, compute_name, body, ctx.clock())
         content = arm.compute(row, repo.nodes(row.key), workspace)
     return lro.accepted(content, 200, lro.status_url(ctx.settings, ws.subscription, row.location, op))
 
