@@ -92,6 +92,36 @@ def env() -> None:
 
 
 @app.command()
+def status() -> None:
+    """Show the workspaces and clusters the emulator holds, with their nodes."""
+    from rich.table import Table
+
+    stack = Stack.from_env()
+    if not stack.healthy():
+        console.print(f"[red]amlemu is not running[/] at {stack.url}: run `make up`")
+        raise typer.Exit(1)
+    client = stack.client()
+    table = Table("workspace", "cluster", "size", "priority", "state", "nodes (idle/running/preparing/leaving)",
+                  "min..max")
+    rg = f"/subscriptions/{stack.subscription}/resourceGroups/{stack.resource_group}"
+    for ws in client.get(f"{rg}/providers/Microsoft.MachineLearningServices/workspaces").json()["value"]:
+        computes = client.get(f"{ws['id']}/computes").json()["value"]
+        for c in computes or [None]:
+            if c is None:
+                table.add_row(ws["name"], "-", "", "", "", "", "")
+                continue
+            p = c["properties"]["properties"]
+            counts = p.get("nodeStateCounts", {})
+            scale = p.get("scaleSettings", {})
+            table.add_row(ws["name"], c["name"], p.get("vmSize"), p.get("vmPriority"),
+                          f"{c['properties']['provisioningState']} / {p.get('allocationState')}",
+                          "/".join(str(counts.get(k, 0)) for k in ("idleNodeCount", "runningNodeCount",
+                                                                   "preparingNodeCount", "leavingNodeCount")),
+                          f"{scale.get('minNodeCount')}..{scale.get('maxNodeCount')}")
+    Console().print(table)
+
+
+@app.command()
 def config(path: Path = typer.Option(Path("config.json"), help="Where to write the workspace config.")) -> None:
     """Write an Azure ML config.json for MLClient.from_config()."""
     stack = Stack.from_env()

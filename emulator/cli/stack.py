@@ -76,6 +76,15 @@ class Stack:
             time.sleep(0.5)
         return False
 
+    def client(self) -> httpx.Client:
+        """An ARM client with a token from the emulated managed identity, as the SDK would get one."""
+        token = httpx.get(f"{self.url}/msi/token", params={"api-version": "2019-08-01", "resource": self.url},
+                          headers={"X-IDENTITY-HEADER": self.identity_header()}, verify=str(self.ca_file),
+                          timeout=10).json()["access_token"]
+        return httpx.Client(base_url=self.url, verify=str(self.ca_file), timeout=30,
+                            headers={"Authorization": f"Bearer {token}"},
+                            params={"api-version": "2023-08-01-preview"})
+
     def write_bundle(self) -> Path:
         """REQUESTS_CA_BUNDLE replaces the default roots, so keep the machine's own (which may hold a
         proxy's CA) and certifi's next to the emulator's."""
