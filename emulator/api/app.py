@@ -21,6 +21,9 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "subscriptions", "resourceGroups", "providers", "Microsoft.MachineLearningServices", "workspaces",
     "computes", "locations", "vmSizes", "usages", "computeOperationsStatus", "listNodes", "metadata",
     "endpoints", "msi", "token", "Microsoft.Resources", "deployments", "operations")}
+# Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
+NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
+              "computeoperationsstatus"}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01"}
@@ -36,14 +39,17 @@ class ArmPaths:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             segments = scope["path"].split("/")
-            scope["path"] = "/".join(CANONICAL_SEGMENTS.get(s.lower(), s) for s in segments)
+            scope["path"] = "/".join(
+                s if i and segments[i - 1].lower() in NAME_SLOTS else CANONICAL_SEGMENTS.get(s.lower(), s)
+                for i, s in enumerate(segments))
             self._note_version(scope.get("query_string", b"").decode("latin-1"))
         await self.app(scope, receive, send)
 
     def _note_version(self, query: str) -> None:
         for part in query.split("&"):
             name, _, value = part.partition("=")
-            if name == "api-version" and value not in KNOWN_API_VERSIONS | self.seen_versions:
+            if name == "api-version" and value not in KNOWN_API_VERSIONS | self.seen_versions \
+                    and len(self.seen_versions) < 100:
                 self.seen_versions.add(value)
                 log.info("api-version %s is not one amlemu was written against; serving it anyway", value)
 

@@ -100,9 +100,10 @@ def patch(repo: Repository, ref: WorkspaceRef, body: object, now: datetime) -> W
     """PATCH: tags and the writable properties given replace the stored ones."""
     row = get(repo, ref)
     body = payload.obj(body, "body", required=True)
+    props = payload.obj(body.get("properties"), "properties")
     current = row.body
     merged = {**current, "location": row.location,
               "tags": body["tags"] if "tags" in body else current.get("tags", {}),
-              "properties": {**current.get("properties", {}), **(body.get("properties") or {})}}
+              "properties": {**current.get("properties", {}), **props}}
     updated, _ = put(repo, ref, merged, now)
     return updated

@@ -30,7 +30,8 @@ def cluster(vm_size: str = "Standard_DS3_v2", min_nodes: int = 0, max_nodes: int
     return {"location": "local", "tags": {"team": "ml"},
             "properties": {"computeType": "AmlCompute", "description": "test cluster",
                            "properties": {"vmSize": vm_size, "vmPriority": "Dedicated",
-                                          "scaleSettings": {"minNodeCount": min_nodes, "maxNodeCount": max_nodes,
+                                          "scaleSettings": {"minNodeCount": min_nodes,
+                                                            "maxNodeCount": max_nodes,
                                                             "nodeIdleTimeBeforeScaleDown": "PT120S"},
                                           **inner}}}
 
@@ -76,7 +77,8 @@ def add_nodes(app, name: str, *states: str) -> None:
     key = f"{COMPUTES}/{name}".lower()
     with app.state.context.store.transaction() as repo:
         for i, state in enumerate(states):
-            repo.add(Node(node_id=f"{name}-node-{i}", compute_key=key, state=state, private_ip=f"10.0.0.{i + 4}",
+            repo.add(Node(node_id=f"{name}-node-{i}", compute_key=key, state=state,
+                          private_ip=f"10.0.0.{i + 4}",
                           created_at=now + timedelta(seconds=i), state_changed_at=now,
                           idle_since=now if state == "idle" else None))
 
@@ -96,7 +98,8 @@ def test_cloud_metadata_shape(client):
     assert cloud["authentication"]["audiences"] == ["https://localhost:8443/"]
     assert cloud["authentication"]["loginEndpoint"].startswith("https://")
     assert cloud["suffixes"]["storage"] == "localhost:8443"
-    for key in ("portal", "graphAudience", "microsoftGraphResourceId", "sqlManagement", "activeDirectoryDataLake"):
+    for key in ("portal", "graphAudience", "microsoftGraphResourceId", "sqlManagement",
+                "activeDirectoryDataLake"):
         assert isinstance(cloud[key], str)
 
 
@@ -106,14 +109,16 @@ def test_health_needs_no_token(client):
 
 def test_msi_token_issues_a_token_the_api_accepts(client, identity_header, secret):
     before = int(time.time())
-    response = client.get("/msi/token", params={"resource": "https://localhost:8443/"}, headers=identity_header)
+    response = client.get("/msi/token", params={"resource": "https://localhost:8443/"},
+                          headers=identity_header)
     assert response.status_code == 200
     body = response.json()
     assert body["token_type"] == "Bearer"
     assert body["resource"] == "https://localhost:8443/"
     assert body["client_id"] == tokens.OBJECT_ID
     assert isinstance(body["expires_on"], str)
-    assert before + tokens.LIFETIME_SECONDS <= int(body["expires_on"]) <= int(time.time()) + tokens.LIFETIME_SECONDS
+    expires_on = int(body["expires_on"])
+    assert before + tokens.LIFETIME_SECONDS <= expires_on <= int(time.time()) + tokens.LIFETIME_SECONDS
     claims = tokens.verify(secret, f"Bearer {body['access_token']}")
     assert claims["aud"] == "https://localhost:8443"
     assert claims["tid"] == tokens.TENANT_ID and claims["oid"] == tokens.OBJECT_ID
@@ -157,6 +162,9 @@ MANAGEMENT_REQUESTS = [
     ("GET", f"{LOCATION_PATH}/vmSizes"),
     ("GET", f"{LOCATION_PATH}/usages"),
     ("GET", f"{LOCATION_PATH}/computeOperationsStatus/00000000-0000-0000-0000-000000000001"),
+    ("PATCH", WS_PATH),
+    ("GET", f"/subscriptions/{SUB}/resourceGroups/amlemu"),
+    ("PUT", f"/subscriptions/{SUB}/resourceGroups/amlemu/providers/Microsoft.Resources/deployments/dep"),
 ]
 
 
@@ -178,8 +186,9 @@ def _bad_authorization(kind: str, secret: bytes) -> str | None:
     }[kind]
 
 
-BAD_TOKEN_KINDS = ["none", "garbage", "bearer garbage", "bearer empty", "basic scheme", "good token, wrong scheme",
-                   "other secret", "expired", "signature of another token", "alg none"]
+BAD_TOKEN_KINDS = ["none", "garbage", "bearer garbage", "bearer empty", "basic scheme",
+                   "good token, wrong scheme", "other secret", "expired", "signature of another token",
+                   "alg none"]
 # Every management route without a token or with another secret's token; every kind of bad token on a
 # reading and a writing route.
 BAD_TOKEN_CASES = (
@@ -261,6 +270,30 @@ def test_workspace_put_get_list_delete(client, auth):
     assert [w["name"] for w in list_workspaces(client, auth)] == ["amlemu"]
 
 
+def test_workspace_patch_merges_tags_and_properties(client, auth):
+    before = client.get(WS_PATH, params=API, headers=auth).json()
+    response = client.patch(WS_PATH, params=API, headers=auth,
+                            json={"tags": {"env": "dev"}, "properties": {"description": "patched"}})
+    assert response.status_code == 200, response.text
+    ws = response.json()
+    assert ws["tags"] == {"env": "dev"}
+    assert ws["properties"]["description"] == "patched"
+    assert ws["properties"]["friendlyName"] == before["properties"]["friendlyName"]  # untouched keys stay
+    assert ws["location"] == before["location"]
+    assert client.get(WS_PATH, params=API, headers=auth).json() == ws
+
+
+@pytest.mark.parametrize("body,target", [
+    pytest.param({"properties": {"description": 5}}, "properties.description", id="description not a string"),
+    pytest.param({"tags": {"a": 1}}, "tags", id="tag not a string"),
+    pytest.param([{"tags": {}}], "body", id="body is a list"),
+])
+def test_bad_workspace_patches_change_nothing(client, auth, body, target):
+    before = client.get(WS_PATH, params=API, headers=auth).json()
+    assert_arm_error(client.patch(WS_PATH, params=API, headers=auth, json=body), 400, target=target)
+    assert client.get(WS_PATH, params=API, headers=auth).json() == before
+
+
 def test_missing_workspace_is_404_for_its_computes(client, auth):
     missing = f"{RG_PATH}/workspaces/nowhere"
     assert_arm_error(client.get(missing, params=API, headers=auth), 404, "ResourceNotFound", "workspaceName")
@@ -272,15 +305,18 @@ def test_missing_workspace_is_404_for_its_computes(client, auth):
 
 BAD_WORKSPACE_PUTS = [
     pytest.param(f"{RG_PATH}/workspaces/ab", {"location": "local"}, "workspaceName", id="name too short"),
-    pytest.param(f"{RG_PATH}/workspaces/_ws", {"location": "local"}, "workspaceName", id="name leading underscore"),
-    pytest.param(f"{RG_PATH}/workspaces/{'w' * 34}", {"location": "local"}, "workspaceName", id="name too long"),
+    pytest.param(f"{RG_PATH}/workspaces/_ws", {"location": "local"}, "workspaceName",
+                 id="name leading underscore"),
+    pytest.param(f"{RG_PATH}/workspaces/{'w' * 34}", {"location": "local"}, "workspaceName",
+                 id="name too long"),
     pytest.param(f"/subscriptions/not-a-guid/resourceGroups/amlemu/providers/{PROVIDER}/workspaces/wsx",
                  {"location": "local"}, "subscriptionId", id="subscription not a GUID"),
     pytest.param(f"/subscriptions/{SUB}/resourceGroups/rg./providers/{PROVIDER}/workspaces/wsx",
                  {"location": "local"}, "resourceGroupName", id="resource group ends with dot"),
     pytest.param(f"{RG_PATH}/workspaces/wsx", {}, "location", id="location missing"),
     pytest.param(f"{RG_PATH}/workspaces/wsx", {"location": 3}, "location", id="location not a string"),
-    pytest.param(f"{RG_PATH}/workspaces/wsx", {"location": "local", "tags": {"a": 1}}, "tags", id="tag not string"),
+    pytest.param(f"{RG_PATH}/workspaces/wsx", {"location": "local", "tags": {"a": 1}}, "tags",
+                 id="tag not string"),
     pytest.param(f"{RG_PATH}/workspaces/wsx", {"location": "local", "properties": "x"}, "properties",
                  id="properties not an object"),
     pytest.param(f"{RG_PATH}/workspaces/wsx", {"location": "local", "properties": {"friendlyName": 5}},
@@ -317,10 +353,12 @@ def test_routes_are_case_insensitive(client, auth):
     assert one.status_code == 200 and one.json()["name"] == "cpu-1"
     assert client.post(f"{shouting}/CPU-1/LISTNODES", params=API, headers=auth).json() == \
         {"nodes": [], "nextLink": None}
-    sizes = client.get(f"/subscriptions/{SUB}/Providers/MICROSOFT.MachineLearningServices/LOCATIONS/local/VMSIZES",
+    sizes = client.get(f"/subscriptions/{SUB}/Providers/MICROSOFT.MachineLearningServices"
+                       "/LOCATIONS/local/VMSIZES",
                        params=API, headers=auth)
     assert sizes.status_code == 200 and len(sizes.json()["value"]) == len(vm_sizes.VM_SIZES)
-    ws = client.get(f"/subscriptions/{SUB}/resourcegroups/AmLeMu/providers/{PROVIDER.lower()}/workspaces/AMLEMU",
+    ws = client.get(f"/subscriptions/{SUB}/resourcegroups/AmLeMu/providers/{PROVIDER.lower()}"
+                    "/workspaces/AMLEMU",
                     params=API, headers=auth)
     assert ws.status_code == 200 and ws.json()["id"] == WS_PATH
 
@@ -363,7 +401,8 @@ def test_compute_put_is_a_long_running_operation(client, auth):
     inner = props["properties"]
     assert inner["vmSize"] == "Standard_DS3_v2"  # the catalogue's spelling
     assert inner["vmPriority"] == "Dedicated"
-    assert inner["scaleSettings"] == {"minNodeCount": 0, "maxNodeCount": 3, "nodeIdleTimeBeforeScaleDown": "PT2M"}
+    assert inner["scaleSettings"] == {"minNodeCount": 0, "maxNodeCount": 3,
+                                      "nodeIdleTimeBeforeScaleDown": "PT2M"}
 
     status = client.get(created.headers["Azure-AsyncOperation"], headers=auth)
     assert status.status_code == 200
@@ -374,6 +413,14 @@ def test_compute_put_is_a_long_running_operation(client, auth):
     assert op["id"] == f"{LOCATION_PATH}/computeOperationsStatus/{match['id']}"
     assert op["endTime"] is None and op["error"] is None
     assert isodate.parse_datetime(op["startTime"]).tzinfo is not None
+
+
+def test_compute_location_is_normalised_like_arm(client, auth):
+    created = put_cluster(client, auth, "cpu-cluster", _with(("location",), "West Europe"))
+    assert created.json()["location"] == "westeurope"
+    url = created.headers["Azure-AsyncOperation"]
+    assert "/locations/westeurope/computeOperationsStatus/" in url
+    assert client.get(url, headers=auth).json()["status"] == "InProgress"
 
 
 def test_second_put_is_an_update(client, auth):
@@ -411,7 +458,8 @@ def test_nodes_show_in_status_list_nodes_and_usages(client, app, auth):
     add_nodes(app, "cpu-cluster", "running", "idle", "leaving", "unusable")
     inner = client.get(f"{COMPUTES}/cpu-cluster", params=API, headers=auth).json()["properties"]["properties"]
     assert inner["currentNodeCount"] == 2  # running + idle; leaving and unusable are not active
-    assert inner["nodeStateCounts"] == {**dict.fromkeys(COUNT_KEYS, 0), "runningNodeCount": 1, "idleNodeCount": 1,
+    assert inner["nodeStateCounts"] == {**dict.fromkeys(COUNT_KEYS, 0),
+                                        "runningNodeCount": 1, "idleNodeCount": 1,
                                         "leavingNodeCount": 1, "unusableNodeCount": 1}
 
     nodes = client.post(f"{COMPUTES}/cpu-cluster/listNodes", params=API, headers=auth).json()
@@ -496,14 +544,16 @@ def test_delete_missing_compute_is_204(client, auth):
 
 def test_delete_with_detach_is_accepted(client, auth):
     put_cluster(client, auth, "cpu-cluster")
-    response = client.delete(f"{COMPUTES}/cpu-cluster", params={"underlyingResourceAction": "Detach"}, headers=auth)
+    response = client.delete(f"{COMPUTES}/cpu-cluster", params={"underlyingResourceAction": "Detach"},
+                             headers=auth)
     assert response.status_code == 202
 
 
 def test_delete_with_a_bad_underlying_action_changes_nothing(client, auth):
     put_cluster(client, auth, "cpu-cluster")
     before = list_computes(client, auth)
-    response = client.delete(f"{COMPUTES}/cpu-cluster", params={"underlyingResourceAction": "Shred"}, headers=auth)
+    response = client.delete(f"{COMPUTES}/cpu-cluster", params={"underlyingResourceAction": "Shred"},
+                             headers=auth)
     assert_arm_error(response, 400, "ValidationError", "underlyingResourceAction")
     assert list_computes(client, auth) == before
 
@@ -532,7 +582,8 @@ def test_patch_updates_the_scale_settings(client, auth):
     assert OP_URL.match(response.headers["Azure-AsyncOperation"])
     assert response.headers["Retry-After"] == "1"
     inner = list_computes(client, auth)[0]["properties"]["properties"]
-    assert inner["scaleSettings"] == {"minNodeCount": 1, "maxNodeCount": 6, "nodeIdleTimeBeforeScaleDown": "PT5M"}
+    assert inner["scaleSettings"] == {"minNodeCount": 1, "maxNodeCount": 6,
+                                      "nodeIdleTimeBeforeScaleDown": "PT5M"}
     assert inner["vmSize"] == "Standard_DS3_v2"
 
 
@@ -622,12 +673,20 @@ BODY_CASES = [
     ("empty body", b"", 400, "InvalidRequestContent", "body"),
     ("properties missing", {"location": "local"}, 400, "ValidationError", "properties"),
     ("properties not an object", {"properties": "AmlCompute"}, 400, "ValidationError", "properties"),
-    ("properties a list", {"properties": [{"computeType": "AmlCompute"}]}, 400, "ValidationError", "properties"),
+    ("properties a list", {"properties": [{"computeType": "AmlCompute"}]},
+     400, "ValidationError", "properties"),
     ("inner properties not an object", _with(("properties", "properties"), ["Standard_DS3_v2"]),
      400, "ValidationError", "properties.properties"),
     ("tags not strings", _with(("tags",), {"team": 1}), 400, "ValidationError", "tags"),
     ("tags not an object", _with(("tags",), ["team"]), 400, "ValidationError", "tags"),
     ("location not a string", _with(("location",), 7), 400, "ValidationError", "location"),
+    ("location not a location name", _with(("location",), "local/../x"), 400, "ValidationError", "location"),
+    ("empty location", _with(("location",), ""), 400, "ValidationError", "location"),
+    ("identity not an object", _with(("identity",), "SystemAssigned"), 400, "ValidationError", "identity"),
+    ("idle longer than ten years", _with(SCALE, {"maxNodeCount": 2, "nodeIdleTimeBeforeScaleDown": "P3651D"}),
+     400, "ValidationError", "properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown"),
+    ("empty vmSize", _with(("properties", "properties", "vmSize"), ""),
+     400, "ValidationError", "properties.properties.vmSize"),
     ("description not a string", _with(("properties", "description"), {"text": "x"}),
      400, "ValidationError", "properties.description"),
 ]
@@ -641,7 +700,8 @@ IMMUTABLE_CASES = [
 ]
 
 BAD_PUTS = (
-    [pytest.param(name, cluster(), 400, "ValidationError", "computeName", id=case) for case, name in NAME_CASES]
+    [pytest.param(name, cluster(), 400, "ValidationError", "computeName", id=case)
+     for case, name in NAME_CASES]
     + [pytest.param(name, body, status, code, target, id=f"{case} [{name}]")
        for case, body, status, code, target in BODY_CASES for name in ("new-cluster", EXISTING)]
     + [pytest.param(*case[1:], id=case[0]) for case in IMMUTABLE_CASES]
@@ -706,7 +766,8 @@ def test_unknown_routes_and_wrong_methods(shared, shared_existing, method, path,
     before = list_computes(client, auth)
     response = client.request(method, path, params=API, headers=auth,
                               json=cluster() if method in ("PUT", "PATCH", "POST") else None)
-    error = assert_arm_error(response, status, "NoRegisteredProviderFound" if status == 404 else "MethodNotAllowed")
+    code = "NoRegisteredProviderFound" if status == 404 else "MethodNotAllowed"
+    error = assert_arm_error(response, status, code)
     assert method in error["message"] and urlsplit(path).path.rsplit("/", 1)[-1] in error["message"]
     assert list_computes(client, auth) == before
 
@@ -716,14 +777,17 @@ def test_unknown_routes_and_wrong_methods(shared, shared_existing, method, path,
 # --------------------------------------------------------------------------------------------------------
 
 def _put_raw(client, auth, name: str, raw: bytes):
-    return client.put(f"{COMPUTES}/{name}", params=API, content=raw, headers={**auth, "Content-Type": "application/json"})
+    return client.put(f"{COMPUTES}/{name}", params=API, content=raw,
+                      headers={**auth, "Content-Type": "application/json"})
 
 
 def test_huge_idle_duration_is_a_400(client, auth, existing):
     before = list_computes(client, auth)
     response = client.put(f"{COMPUTES}/new-cluster", params=API, headers=auth,
-                          json=_with(SCALE, {"maxNodeCount": 2, "nodeIdleTimeBeforeScaleDown": "P99999999999D"}))
-    assert_arm_error(response, 400, "ValidationError", "properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown")
+                          json=_with(SCALE, {"maxNodeCount": 2,
+                                             "nodeIdleTimeBeforeScaleDown": "P99999999999D"}))
+    assert_arm_error(response, 400, "ValidationError",
+                     "properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown")
     assert list_computes(client, auth) == before
 
 
@@ -737,14 +801,16 @@ def test_long_idle_time_survives_a_round_trip(client, auth):
 
 def test_non_latin1_location_is_refused_and_stores_nothing(client, auth, existing):
     before = list_computes(client, auth)
-    response = client.put(f"{COMPUTES}/new-cluster", params=API, headers=auth, json=_with(("location",), "東京"))
+    response = client.put(f"{COMPUTES}/new-cluster", params=API, headers=auth,
+                          json=_with(("location",), "東京"))
     assert response.status_code != 500, response.text
     assert_arm_error(response, 400, target="location")
     assert list_computes(client, auth) == before
 
 
 @pytest.mark.parametrize("raw", [
-    pytest.param(b'{"identity": {"type": NaN}, "properties": {"computeType": "AmlCompute"}}', id="NaN in identity"),
+    pytest.param(b'{"identity": {"type": NaN}, "properties": {"computeType": "AmlCompute"}}',
+                 id="NaN in identity"),
     pytest.param(b'{"properties": {"computeType": "AmlCompute", "properties": {"extra": Infinity}}}',
                  id="Infinity in inner properties"),
 ])
@@ -763,3 +829,34 @@ def test_patch_with_non_object_inner_properties_is_a_400(client, auth, existing,
                             json={"properties": {"properties": inner}})
     assert_arm_error(response, 400, "ValidationError")
     assert list_computes(client, auth) == before
+
+
+# --------------------------------------------------------------------------------------------------------
+# Bugs these tests found, now fixed: kept as regressions
+# --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("properties", ["x", [1], 5, True])
+def test_workspace_patch_with_non_object_properties_is_a_400(client, auth, properties):
+    before = client.get(WS_PATH, params=API, headers=auth).json()
+    response = client.patch(WS_PATH, params=API, headers=auth, json={"properties": properties})
+    assert_arm_error(response, 400, "ValidationError", "properties")
+    assert client.get(WS_PATH, params=API, headers=auth).json() == before
+
+
+def test_openapi_declares_every_path_parameter(client):
+    document = client.get("/openapi.json").json()
+    undeclared = {}
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            declared = {p["name"] for p in operation.get("parameters", []) if p["in"] == "path"}
+            missing = set(re.findall(r"{(\w+)}", path)) - declared
+            if missing:
+                undeclared[f"{method.upper()} {path}"] = missing
+    assert undeclared == {}
+
+
+@pytest.mark.parametrize("name", ["Usages", "Metadata", "Token", "VMSizes"])
+def test_compute_names_that_spell_route_keywords_keep_their_casing(client, auth, name):
+    created = put_cluster(client, auth, name)
+    assert created.json()["name"] == name
+    assert [c["name"] for c in list_computes(client, auth)] == [name]

@@ -13,7 +13,7 @@ router = APIRouter(dependencies=[Depends(authorized)])
 
 
 @router.get(LOCATION_PATH + "/vmSizes")
-def list_vm_sizes(location: str) -> dict:
+def list_vm_sizes(subscription_id: str, location: str) -> dict:
     return {"value": [size.to_arm() for size in vm_sizes.VM_SIZES]}
 
 

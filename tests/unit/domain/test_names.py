@@ -111,13 +111,15 @@ def test_invalid_resource_groups(value):
     assert info.value.target == "resourceGroupName"
 
 
-@pytest.mark.parametrize("value", ["00000000-0000-0000-0000-000000000000", "AbCdEf01-2345-6789-abcd-ef0123456789"])
+@pytest.mark.parametrize("value", ["00000000-0000-0000-0000-000000000000",
+                                   "AbCdEf01-2345-6789-abcd-ef0123456789"])
 def test_valid_subscriptions(value):
     assert names.subscription(value) == value
 
 
 @pytest.mark.parametrize("value", ["", "sub", "00000000000000000000000000000000",
-                                   "00000000-0000-0000-0000-00000000000g", "{00000000-0000-0000-0000-000000000000}"])
+                                   "00000000-0000-0000-0000-00000000000g",
+                                   "{00000000-0000-0000-0000-000000000000}"])
 def test_invalid_subscriptions(value):
     with pytest.raises(ValidationFailed) as info:
         names.subscription(value)
