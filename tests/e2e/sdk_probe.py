@@ -6,11 +6,12 @@ Usage: python sdk_probe.py CLUSTER_NAME  (connection from the `amlemu env` varia
 import json
 import os
 import sys
-import time
 
 from azure.ai.ml import MLClient
 from azure.ai.ml.entities import AmlCompute
 from azure.identity import DefaultAzureCredential
+
+from tests.waiting import wait_until  # stdlib only: importable from any venv with the repo on the path
 
 
 def field(obj, snake: str, camel: str):
@@ -29,13 +30,11 @@ def main(name: str) -> None:
     out["created"] = [type(cluster).__name__, cluster.provisioning_state, cluster.size, cluster.tier,
                       cluster.min_instances, cluster.max_instances, cluster.idle_time_before_scale_down]
     out["listed"] = name in [c.name for c in ml.compute.list()]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        nodes = list(ml.compute.list_nodes(name))
-        if nodes and all(field(n, "node_state", "nodeState") == "idle" for n in nodes):
-            break
-        time.sleep(0.5)
-    out["nodes"] = [field(n, "node_state", "nodeState") for n in nodes]
+    def idle_nodes():
+        states = [field(n, "node_state", "nodeState") for n in ml.compute.list_nodes(name)]
+        return states if states and set(states) == {"idle"} else None
+
+    out["nodes"] = wait_until(idle_nodes, timeout=60, message="idle nodes")
     sizes = {s.name: s for s in ml.compute.list_sizes(compute_type="AmlCompute")}
     out["ds2"] = [field(sizes["Standard_DS2_v2"], "v_cp_us", "vCPUs"), sizes["Standard_DS2_v2"].gpus]
     out["usages"] = len(list(ml.compute.list_usage()))

@@ -33,7 +33,7 @@ def _python(release: str) -> str:
 def test_cluster_flow_on_each_sdk_release(stack, release):
     name = "e2e-v" + release.replace(".", "")
     result = subprocess.run([_python(release), str(PROBE), name], capture_output=True, text=True,
-                            env=os.environ.copy(), timeout=300)
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     assert seen["workspace"] == os.environ["AMLEMU_WORKSPACE"]
