@@ -17,9 +17,11 @@ build: venv
 
 # Unit and service tests only: no Docker needed, a few seconds.
 test-fast: venv
+	$(BIN)/ruff check emulator tests
 	$(BIN)/pytest -q tests/unit tests/service
 
 test: venv compose
+	$(BIN)/ruff check emulator tests
 	$(BIN)/amlemu build
 	$(BIN)/pytest -q -ra tests
 

@@ -1,7 +1,6 @@
 """Compute clusters through the unmodified azure-ai-ml SDK against the composed stack."""
 
 import json
-import os
 
 import pytest
 from azure.ai.ml import MLClient
