@@ -1,5 +1,6 @@
 """The runtime port: everything the emulator asks of a container engine. Docker implements it today."""
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -19,6 +20,8 @@ class ContainerSpec:
     network: str | None = None
     mounts: dict[str, str] = field(default_factory=dict)  # host path -> container path
     user: str | None = None
+    entrypoint: list[str] | None = None  # None: the image's own
+    working_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -32,9 +35,17 @@ class Observed:
     ip: str | None
 
 
+@dataclass(frozen=True)
+class Exit:
+    code: int
+    oom_killed: bool
+
+
 class Runtime(Protocol):
     def run(self, spec: ContainerSpec) -> Observed: ...
     def list(self, labels: dict[str, str]) -> list[Observed]: ...
     def signal(self, container_id: str, signal: str) -> None: ...
     def remove(self, container_id: str) -> None: ...
     def logs(self, container_id: str, tail: int = 100) -> str: ...
+    def follow(self, container_id: str) -> Iterator[bytes]: ...
+    def wait(self, container_id: str) -> Exit: ...

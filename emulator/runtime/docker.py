@@ -1,12 +1,13 @@
 """DockerRuntime: the only module that talks to the Docker engine."""
 
 import os
+from collections.abc import Iterator
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from emulator.errors import RuntimeUnavailable, ValidationFailed
-from emulator.runtime.base import MANAGED, ContainerSpec, Observed
+from emulator.runtime.base import MANAGED, ContainerSpec, Exit, Observed
 
 
 def _translate(exc: Exception) -> Exception:
@@ -20,6 +21,8 @@ class DockerRuntime:
     def __init__(self, client: "docker.DockerClient | None" = None):
         try:
             self.client = client or docker.from_env(timeout=120)
+            # Following logs and waiting for an exit may be quiet for hours: no read timeout there.
+            self.streams = docker.from_env(timeout=None).api
             self.host_cpus = float(self.client.info().get("NCPU") or os.cpu_count() or 1)
         except DockerException as exc:
             raise RuntimeUnavailable(f"Cannot reach the Docker engine: {exc}. Is Docker running?") from exc
@@ -47,7 +50,8 @@ class DockerRuntime:
                 spec.image, spec.command, name=spec.name, detach=True, init=True,
                 labels={MANAGED: "true", **spec.labels}, environment=spec.env, network=spec.network,
                 volumes={host: {"bind": path, "mode": "rw"} for host, path in spec.mounts.items()},
-                user=spec.user, security_opt=["no-new-privileges"], **kwargs)
+                user=spec.user, entrypoint=spec.entrypoint, working_dir=spec.working_dir,
+                security_opt=["no-new-privileges"], **kwargs)
             container.reload()
             return self._observe(container)
         except (APIError, DockerException) as exc:
@@ -85,5 +89,22 @@ class DockerRuntime:
             return self.client.api.logs(container_id, tail=tail).decode(errors="replace")
         except NotFound:
             return ""
+        except APIError as exc:
+            raise _translate(exc) from exc
+
+    def follow(self, container_id: str) -> Iterator[bytes]:
+        """stdout and stderr as they come, until the container exits."""
+        try:
+            yield from self.streams.logs(container_id, stream=True, follow=True)
+        except NotFound:
+            return
+        except APIError as exc:
+            raise _translate(exc) from exc
+
+    def wait(self, container_id: str) -> Exit:
+        try:
+            code = self.streams.wait(container_id)["StatusCode"]
+            state = self.client.api.inspect_container(container_id)["State"]
+            return Exit(code=code, oom_killed=state.get("OOMKilled", False))
         except APIError as exc:
             raise _translate(exc) from exc

@@ -1,0 +1,48 @@
+"""Runs one job attempt's container on a node: start it, copy its output to the job's log, wait for the end.
+
+Nothing here knows Celery or the store: the caller says where the log goes and what to do once the
+container runs, and gets the outcome back.
+"""
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from emulator.runtime.base import ContainerSpec, Observed, Runtime
+
+LOG_TAIL_LINES = 30
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    oom_killed: bool
+    log_tail: str
+
+    @property
+    def succeeded(self) -> bool:
+        return self.exit_code == 0 and not self.oom_killed
+
+
+def run(runtime: Runtime, spec: ContainerSpec, log_file: Path,
+        on_started: Callable[[Observed], None] = lambda _: None) -> Outcome:
+    """Run the container to its end; its stdout and stderr are appended to `log_file` as they come."""
+    container = runtime.run(spec)
+    try:
+        on_started(container)
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
+        with log_file.open("ab") as log:
+            pending = b""
+            for chunk in runtime.follow(container.id):
+                log.write(chunk)
+                log.flush()
+                *lines, pending = (pending + chunk).split(b"\n")
+                tail.extend(line.decode(errors="replace") for line in lines)
+            if pending:
+                tail.append(pending.decode(errors="replace"))
+        end = runtime.wait(container.id)
+        return Outcome(end.code, end.oom_killed, "\n".join(tail))
+    finally:
+        runtime.remove(container.id)

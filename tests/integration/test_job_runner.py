@@ -1,0 +1,43 @@
+"""A job container on the real engine: its log lands in the job's file, and its end is told truly."""
+
+import uuid
+
+import pytest
+
+from emulator.runtime.base import ContainerSpec
+from emulator.workers import job_runner
+
+pytestmark = pytest.mark.docker
+IMAGE = "amlemu/emulator:latest"
+
+
+def _spec(command: str, stack: str, memory_bytes: int | None = None) -> ContainerSpec:
+    return ContainerSpec(name=f"amlemu-{stack}-job-{uuid.uuid4().hex[:8]}", image=IMAGE, entrypoint=["/bin/sh", "-c"],
+                         command=[command], labels={"amlemu.stack": stack, "amlemu.role": "job"},
+                         memory_bytes=memory_bytes, cpus=0.5)
+
+
+def test_output_goes_to_the_log_and_success_is_reported(runtime, stack, tmp_path):
+    started = []
+    log = tmp_path / "user_logs" / "std_log.txt"
+    outcome = job_runner.run(runtime, _spec("echo hello; echo oops >&2; echo done", stack), log, started.append)
+    assert outcome.succeeded and outcome.exit_code == 0
+    # The engine keeps stdout and stderr apart, so lines written at once may swap across the two streams.
+    assert sorted(log.read_text().splitlines()) == ["done", "hello", "oops"]
+    assert outcome.log_tail.splitlines()[-1] == "done"
+    assert started and not runtime.list({"amlemu.stack": stack, "amlemu.role": "job"})  # removed after
+
+
+def test_a_failing_command_gives_its_exit_code_and_log_tail(runtime, stack, tmp_path):
+    command = "for i in $(seq 1 50); do echo line $i; done; exit 3"
+    outcome = job_runner.run(runtime, _spec(command, stack), tmp_path / "std_log.txt")
+    assert (outcome.exit_code, outcome.succeeded) == (3, False)
+    tail = outcome.log_tail.splitlines()
+    assert len(tail) == job_runner.LOG_TAIL_LINES and tail[-1] == "line 50"
+
+
+def test_running_out_of_memory_is_reported(runtime, stack, tmp_path):
+    hog = "python3 -c \"b = bytearray(512 * 1024 * 1024); print('survived')\""
+    outcome = job_runner.run(runtime, _spec(hog, stack, memory_bytes=64 * 1024 * 1024), tmp_path / "std_log.txt")
+    assert outcome.oom_killed and not outcome.succeeded
+    assert "survived" not in (tmp_path / "std_log.txt").read_text()
