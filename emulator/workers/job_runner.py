@@ -43,6 +43,8 @@ def run(runtime: Runtime, spec: ContainerSpec, log_file: Path,
             if pending:
                 tail.append(pending.decode(errors="replace"))
         end = runtime.wait(container.id)
-        return Outcome(end.code, end.oom_killed, "\n".join(tail))
+        # The engine's OOMKilled flag can come late; a SIGKILL nobody sent under a memory limit is the kernel's.
+        oom = end.oom_killed or (end.code == 137 and spec.memory_bytes is not None)
+        return Outcome(end.code, oom, "\n".join(tail))
     finally:
         runtime.remove(container.id)

