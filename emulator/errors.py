@@ -44,3 +44,13 @@ class InvalidTransition(Conflict):
 class RuntimeUnavailable(EmulatorError):
     status = 503
     code = "ServiceUnavailable"
+
+
+class Forbidden(EmulatorError):
+    status = 403
+    code = "AuthorizationFailure"
+
+
+class RangeNotSatisfiable(EmulatorError):
+    status = 416
+    code = "InvalidRange"

@@ -9,7 +9,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from emulator import tokens
 from emulator.api import errors
 from emulator.api.deps import Context
-from emulator.api.routes import computes, deployments, identity, locations, workspaces
+from emulator.api.routes import assets, blobs, computes, deployments, identity, locations, workspaces
 from emulator.services import workspaces as workspace_service
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -20,10 +20,11 @@ log = logging.getLogger("amlemu.api")
 CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "subscriptions", "resourceGroups", "providers", "Microsoft.MachineLearningServices", "workspaces",
     "computes", "locations", "vmSizes", "usages", "computeOperationsStatus", "listNodes", "metadata",
-    "endpoints", "msi", "token", "Microsoft.Resources", "deployments", "operations")}
+    "endpoints", "msi", "token", "Microsoft.Resources", "deployments", "operations", "codes", "environments",
+    "versions", "startPendingUpload", "datastores", "listSecrets")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
-              "computeoperationsstatus"}
+              "computeoperationsstatus", "codes", "environments", "versions", "datastores"}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01"}
@@ -37,7 +38,10 @@ class ArmPaths:
         self.seen_versions: set[str] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        # Blob names are case-sensitive user data: /blob/... paths are served as sent.
+        if scope["type"] == "http" and scope["path"][:6].lower() == "/blob/":
+            scope["path"] = "/blob/" + scope["path"][6:]
+        elif scope["type"] == "http":
             segments = scope["path"].split("/")
             scope["path"] = "/".join(
                 s if i and segments[i - 1].lower() in NAME_SLOTS else CANONICAL_SEGMENTS.get(s.lower(), s)
@@ -62,7 +66,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     app = FastAPI(title="amlemu control plane", version="0.1.0",
                   description="Azure Machine Learning REST API, served locally.")
     app.state.context = Context(settings=settings, store=store, secret=secret)
-    for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router):
+    for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
+                   assets.router, blobs.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

@@ -3,7 +3,7 @@
 import uuid
 from datetime import datetime
 
-from emulator.domain import cluster
+from emulator.domain import cluster, storage
 from emulator.domain.ids import PROVIDER, WorkspaceRef, location_id
 from emulator.settings import Settings
 from emulator.store.tables import Compute, Node, Operation, Workspace
@@ -23,7 +23,7 @@ def system_data(created: datetime, modified: datetime) -> dict:
 def _workspace_resources(row: Workspace) -> dict:
     rg = f"/subscriptions/{row.subscription}/resourceGroups/{row.resource_group}/providers"
     short = row.name.lower().replace("-", "").replace("_", "")[:14]
-    return {"storageAccount": f"{rg}/Microsoft.Storage/storageAccounts/{short}store",
+    return {"storageAccount": f"{rg}/Microsoft.Storage/storageAccounts/{storage.workspace_account(row.name)}",
             "keyVault": f"{rg}/Microsoft.KeyVault/vaults/{short}vault",
             "applicationInsights": f"{rg}/Microsoft.insights/components/{short}insights"}
 

@@ -4,12 +4,14 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
+from emulator.api import storage_xml
 from emulator.errors import EmulatorError
 
 log = logging.getLogger("amlemu.api")
+BLOB_PREFIX = "/blob/"
 
 
 def arm_error(status: int, code: str, message: str, target: str | None = None,
@@ -27,12 +29,26 @@ def _field(loc: tuple) -> str:
     return ".".join(parts) or "body"
 
 
-async def _emulator_error(_request: Request, exc: EmulatorError) -> JSONResponse:
+def _is_storage(request: Request) -> bool:
+    """Blob requests come from azure-storage-blob, which reads storage XML errors and x-ms-error-code."""
+    return request.url.path.startswith(BLOB_PREFIX)
+
+
+def _is_head(request: Request) -> bool:
+    return request.method == "HEAD"
+
+
+async def _emulator_error(request: Request, exc: EmulatorError) -> Response:
+    if _is_storage(request):
+        target = f" ({exc.target})" if exc.target else ""
+        return storage_xml.error(exc.status, exc.code, exc.message + target, _is_head(request))
     return arm_error(exc.status, exc.code, exc.message, exc.target)
 
 
-async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
     errors = exc.errors()
+    if _is_storage(request):
+        return storage_xml.error(400, "InvalidInput", "One of the request inputs is not valid.", _is_head(request))
     if errors and errors[0].get("type") == "json_invalid":
         return arm_error(400, "InvalidRequestContent", "The request content is not valid JSON.")
     details = [{"code": "InvalidRequestContent", "target": _field(tuple(e.get("loc", ()))), "message": e["msg"]}
@@ -42,7 +58,11 @@ async def _validation_error(_request: Request, exc: RequestValidationError) -> J
                      first["target"], details)
 
 
-async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+async def _http_error(request: Request, exc: HTTPException) -> Response:
+    if _is_storage(request):
+        code = {404: "ResourceNotFound", 405: "UnsupportedHttpVerb"}.get(exc.status_code, "InvalidInput")
+        return storage_xml.error(exc.status_code, code, f"'{request.method} {request.url.path}' is not served.",
+                                 _is_head(request))
     if exc.status_code == 404:
         return arm_error(404, "NoRegisteredProviderFound",
                          f"No route for '{request.method} {request.url.path}' in the amlemu control plane.")

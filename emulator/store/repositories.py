@@ -3,7 +3,7 @@
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from emulator.store.tables import Compute, Node, Operation, Workspace
+from emulator.store.tables import AssetVersion, Compute, Node, Operation, Workspace
 
 
 class Repository:
@@ -60,3 +60,23 @@ class Repository:
         query = select(Operation).where(Operation.resource_key == resource_key.lower(),
                                         Operation.status == "InProgress")
         return list(self.session.scalars(query))
+
+    # versioned assets (codes, environments)
+    def asset_version(self, key: str) -> AssetVersion | None:
+        return self.session.get(AssetVersion, key.lower())
+
+    def asset_versions(self, workspace_key: str, kind: str, name: str | None = None) -> list[AssetVersion]:
+        """Oldest first; name matches case-insensitively, as ARM names do."""
+        query = select(AssetVersion).where(AssetVersion.workspace_key == workspace_key.lower(),
+                                           AssetVersion.kind == kind)
+        if name is not None:
+            query = query.where(func.lower(AssetVersion.name) == name.lower())
+        return list(self.session.scalars(query.order_by(AssetVersion.created_at, AssetVersion.key)))
+
+    def assets_by_hash(self, workspace_key: str, kind: str, content_hash: str,
+                       hash_version: str | None) -> list[AssetVersion]:
+        query = select(AssetVersion).where(AssetVersion.workspace_key == workspace_key.lower(),
+                                           AssetVersion.kind == kind, AssetVersion.content_hash == content_hash)
+        if hash_version is not None:
+            query = query.where(AssetVersion.hash_version == hash_version)
+        return list(self.session.scalars(query.order_by(AssetVersion.created_at, AssetVersion.key)))

@@ -75,3 +75,18 @@ class Operation(Base):
     error: Mapped[dict | None] = mapped_column(JSON, default=None)
     created_at: Mapped[datetime]
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class AssetVersion(Base):
+    """A versioned workspace asset (code, environment): the validated PUT body, keyed by its ARM id."""
+    __tablename__ = "asset_versions"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id of the version
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    kind: Mapped[str]  # the ARM collection: "codes", "environments"
+    name: Mapped[str]
+    version: Mapped[str]
+    body: Mapped[dict]
+    content_hash: Mapped[str | None] = mapped_column(String, index=True, default=None)
+    hash_version: Mapped[str | None] = mapped_column(default=None)
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]

@@ -1,0 +1,146 @@
+"""Versioned workspace assets (code, environments): names, body checks, list queries. Pure."""
+
+import re
+from dataclasses import dataclass
+
+from emulator.domain import payload
+from emulator.errors import ValidationFailed
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$")
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+# A Docker image reference: [host[:port]/]path[:tag][@digest], lower-case repository path.
+_IMAGE = re.compile(r"^(?:[A-Za-z0-9.-]+(?::\d+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
+                    r"(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$")
+_OS_TYPES = ("Linux", "Windows")
+_AUTO_REBUILD = ("Disabled", "OnBaseImageUpdate")
+_VIEWS = {"activeonly": "ActiveOnly", "archivedonly": "ArchivedOnly", "all": "All"}
+_ORDER = re.compile(r"^\s*createdtime(?:\s+(asc|desc))?\s*$", re.IGNORECASE)
+CODE_SPEC = ("codeUri",)
+ENVIRONMENT_SPEC = ("image", "build", "condaFile", "osType", "inferenceConfig")
+
+
+def name(value: str, target: str = "name") -> str:
+    if not _NAME.fullmatch(value):
+        raise ValidationFailed(f"Invalid asset name '{value}': 1 to 255 characters, letters, digits, '-', '_' and "
+                               "'.', starting with a letter or digit.", target=target)
+    return value
+
+
+def version(value: str) -> str:
+    if not _VERSION.fullmatch(value):
+        raise ValidationFailed(f"Invalid asset version '{value}': 1 to 128 characters, letters, digits, '-', '_' "
+                               "and '.', starting with a letter or digit.", target="version")
+    return value
+
+
+def _flag(value: object, target: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ValidationFailed(f"{target} must be true or false.", target=target)
+    return value
+
+
+def _string_map(value: object, target: str) -> dict[str, str]:
+    """Asset properties are strings; the SDK sends hash_version as a number, kept as its text."""
+    result = payload.obj(value, target)
+    for key, item in result.items():
+        if not isinstance(item, (str, int, float)) or isinstance(item, bool):
+            raise ValidationFailed(f"{target}.{key} must be a string.", target=f"{target}.{key}")
+    return {k: str(v) for k, v in result.items()}
+
+
+def _common(body: object) -> tuple[dict, dict]:
+    body = payload.obj(body, "body", required=True)
+    payload.finite(body)
+    props = payload.obj(body.get("properties"), "properties", required=True)
+    common = {"description": payload.string(props.get("description"), "properties.description"),
+              "tags": _string_map(props.get("tags"), "properties.tags"),
+              "properties": _string_map(props.get("properties"), "properties.properties"),
+              "isAnonymous": _flag(props.get("isAnonymous"), "properties.isAnonymous"),
+              "isArchived": _flag(props.get("isArchived"), "properties.isArchived")}
+    return props, common
+
+
+def _required_string(value: object, target: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationFailed(f"{target} is required and must be a non-empty string.", target=target)
+    return value
+
+
+def code_version(body: object) -> dict:
+    props, common = _common(body)
+    return {**common, "codeUri": _required_string(props.get("codeUri"), "properties.codeUri")}
+
+
+def _build(value: object) -> dict | None:
+    if value is None:
+        return None
+    build = payload.obj(value, "properties.build")
+    context = _required_string(build.get("contextUri"), "properties.build.contextUri")
+    dockerfile = payload.string(build.get("dockerfilePath"), "properties.build.dockerfilePath") or "Dockerfile"
+    return {"contextUri": context, "dockerfilePath": dockerfile}
+
+
+def _image(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _IMAGE.fullmatch(value):
+        raise ValidationFailed(f"properties.image must be a Docker image reference such as 'python:3.11-slim', "
+                               f"got {value!r}.", target="properties.image")
+    return value
+
+
+def _choice(value: object, choices: tuple[str, ...], default: str, target: str) -> str:
+    if value is None:
+        return default
+    if value not in choices:
+        raise ValidationFailed(f"{target} must be one of {', '.join(choices)}, got {value!r}.", target=target)
+    return value
+
+
+def environment_version(body: object) -> dict:
+    props, common = _common(body)
+    image, build = _image(props.get("image")), _build(props.get("build"))
+    if (image is None) == (build is None):
+        raise ValidationFailed("An environment needs exactly one of properties.image or properties.build.",
+                               target="properties.image")
+    conda = props.get("condaFile")
+    if conda is not None:
+        conda = _required_string(conda, "properties.condaFile")
+        if build is not None:
+            raise ValidationFailed("properties.condaFile goes with properties.image; a build context brings its "
+                                   "own Dockerfile.", target="properties.condaFile")
+    return {**common, "image": image, "build": build, "condaFile": conda,
+            "osType": _choice(props.get("osType"), _OS_TYPES, "Linux", "properties.osType"),
+            "autoRebuild": _choice(props.get("autoRebuild"), _AUTO_REBUILD, "Disabled", "properties.autoRebuild"),
+            "inferenceConfig": payload.obj(props.get("inferenceConfig"), "properties.inferenceConfig") or None}
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    newest_first: bool = True
+    top: int | None = None
+    view: str = "ActiveOnly"
+
+
+def list_query(order_by: str | None, top: str | None, view: str | None) -> ListQuery:
+    newest_first = True
+    if order_by is not None:
+        match = _ORDER.fullmatch(order_by)
+        if not match:
+            raise ValidationFailed(f"$orderBy supports 'createdtime asc' and 'createdtime desc', got {order_by!r}.",
+                                   target="$orderBy")
+        newest_first = (match[1] or "asc").lower() == "desc"
+    if top is not None and (not top.isdigit() or int(top) < 1):
+        raise ValidationFailed(f"$top must be a positive integer, got {top!r}.", target="$top")
+    if view is not None and view.lower() not in _VIEWS:
+        raise ValidationFailed(f"listViewType must be ActiveOnly, ArchivedOnly or All, got {view!r}.",
+                               target="listViewType")
+    return ListQuery(newest_first, int(top) if top is not None else None,
+                     _VIEWS[view.lower()] if view is not None else "ActiveOnly")
+
+
+def next_version(versions: list[str]) -> str:
+    numbers = [int(v) for v in versions if v.isdigit()]
+    return str(max(numbers) + 1) if numbers else "1"

@@ -1,0 +1,106 @@
+"""Blob store rules: account, container and blob names, and the shared access signatures the emulator mints.
+
+A SAS here is Azure's query-string shape (sv, sr, sp, se, sig) so azure-storage-blob carries it over
+unchanged, but `sig` is an HMAC of (account, container, permissions, expiry) under the emulator's secret.
+"""
+
+import base64
+import hashlib
+import hmac
+import re
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
+
+from emulator.errors import Forbidden, ValidationFailed
+
+SAS_VERSION = "2021-08-06"
+SAS_LIFETIME = timedelta(days=1)
+ALL_PERMISSIONS = "racwdl"
+_ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
+# 3-63 characters: lower-case letters, digits and single hyphens, starting and ending with a letter or digit.
+_CONTAINER = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
+MAX_BLOB_NAME = 1024
+
+
+def account_name(value: str) -> str:
+    if not _ACCOUNT.fullmatch(value):
+        raise ValidationFailed(f"Invalid storage account name '{value}': 3 to 24 lower-case letters and digits.",
+                               target="account", code="InvalidResourceName")
+    return value
+
+
+def container_name(value: str) -> str:
+    if not _CONTAINER.fullmatch(value):
+        raise ValidationFailed(f"Invalid container name '{value}': 3 to 63 lower-case letters, digits and single "
+                               "hyphens, starting and ending with a letter or digit.",
+                               target="container", code="InvalidResourceName")
+    return value
+
+
+def blob_name(value: str) -> str:
+    """Blob names become paths under the container's folder: no empty, '.' or '..' segments, no backslash."""
+    segments = value.split("/")
+    if not value or len(value) > MAX_BLOB_NAME or _CONTROL.search(value) \
+            or any(s in ("", ".", "..") for s in segments):
+        raise ValidationFailed(f"Invalid blob name '{value[:200]}': 1 to {MAX_BLOB_NAME} characters, '/'-separated "
+                               "segments that are not empty, '.' or '..', without control characters or '\\'.",
+                               target="blob", code="InvalidResourceName")
+    return value
+
+
+def _signature(secret: bytes, account: str, container: str, permissions: str, expiry: str) -> str:
+    message = "\n".join(("amlemu-sas", account, container, permissions, expiry)).encode()
+    return base64.b64encode(hmac.new(secret, message, hashlib.sha256).digest()).decode()
+
+
+def format_expiry(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def mint(secret: bytes, account: str, container: str, now: datetime,
+         permissions: str = ALL_PERMISSIONS, lifetime: timedelta = SAS_LIFETIME) -> str:
+    """The query string (without '?') of a container SAS."""
+    expiry = format_expiry(now + lifetime)
+    return urlencode({"sv": SAS_VERSION, "sr": "c", "sp": permissions, "se": expiry,
+                      "sig": _signature(secret, account, container, permissions, expiry)})
+
+
+def _parse_expiry(value: str) -> datetime:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise Forbidden(f"Signed expiry '{value}' is not a valid time.", code="AuthenticationFailed",
+                        target="se") from exc
+
+
+def verify(secret: bytes, account: str, container: str, query: Mapping[str, str], now: datetime,
+           needed: str) -> None:
+    """Raise Forbidden unless the query carries a valid, unexpired SAS for this container with `needed`."""
+    sig, expiry, permissions = query.get("sig"), query.get("se"), query.get("sp", "")
+    if not sig or not expiry:
+        raise Forbidden("Server failed to authenticate the request: a shared access signature (sig, se) is "
+                        "required; get one from startPendingUpload.", code="AuthenticationFailed", target="sig")
+    expected = _signature(secret, account, container, permissions, expiry)
+    if not hmac.compare_digest(expected.encode(), sig.encode()):
+        raise Forbidden("Server failed to authenticate the request: the signature does not match this account "
+                        "and container.", code="AuthenticationFailed", target="sig")
+    moment = _parse_expiry(expiry)
+    if moment.tzinfo is None or moment <= now:
+        raise Forbidden(f"Server failed to authenticate the request: the signature expired at {expiry}.",
+                        code="AuthenticationFailed", target="se")
+    if needed not in permissions:
+        raise Forbidden(f"This request needs permission '{needed}' that the signature (sp={permissions}) "
+                        "does not grant.", code="AuthorizationPermissionMismatch", target="sp")
+
+
+def workspace_account(workspace: str) -> str:
+    """The storage account of a workspace: its ARM `storageAccount` id and its blob URLs both use it."""
+    short = workspace.lower().replace("-", "").replace("_", "")[:14]
+    return f"{short}store"
+
+
+def account_id(subscription: str, resource_group: str, account: str) -> str:
+    return (f"/subscriptions/{subscription}/resourceGroups/{resource_group}"
+            f"/providers/Microsoft.Storage/storageAccounts/{account}")

@@ -1,0 +1,112 @@
+"""Code and environment versions: store, read, list, dedupe by content hash, and start blob uploads."""
+
+import uuid
+from datetime import datetime
+
+from emulator.domain import assets, payload, storage
+from emulator.domain.ids import WorkspaceRef
+from emulator.errors import Conflict, NotFound, ValidationFailed
+from emulator.services.blobs import BlobStore
+from emulator.settings import Settings
+from emulator.store.repositories import Repository
+from emulator.store.tables import AssetVersion, Workspace
+
+CODES, ENVIRONMENTS = "codes", "environments"
+_VALIDATORS = {CODES: assets.code_version, ENVIRONMENTS: assets.environment_version}
+_SPEC = {CODES: assets.CODE_SPEC, ENVIRONMENTS: assets.ENVIRONMENT_SPEC}
+_LABEL = {CODES: "Code", ENVIRONMENTS: "Environment"}
+PENDING_UPLOAD_TYPES = ("None", "TemporaryBlobReference")
+
+
+def get(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str) -> AssetVersion:
+    row = repo.asset_version(ref.child_id(kind, name) + f"/versions/{version}")
+    if row is None:
+        raise NotFound(f"{_LABEL[kind]} '{name}' version '{version}' was not found in workspace '{ref.name}'.",
+                       target="version")
+    return row
+
+
+def versions(repo: Repository, ref: WorkspaceRef, kind: str, name: str) -> list[AssetVersion]:
+    return repo.asset_versions(ref.key, kind, name)
+
+
+def container(repo: Repository, ref: WorkspaceRef, kind: str, name: str) -> list[AssetVersion]:
+    """The versions of one named asset, oldest first; NotFound when there are none."""
+    rows = repo.asset_versions(ref.key, kind, name)
+    if not rows:
+        raise NotFound(f"{_LABEL[kind]} '{name}' was not found in workspace '{ref.name}'.", target="name")
+    return rows
+
+
+def containers(repo: Repository, ref: WorkspaceRef, kind: str) -> dict[str, list[AssetVersion]]:
+    """Every named asset of a kind with its versions, oldest first."""
+    grouped: dict[str, list[AssetVersion]] = {}
+    for row in repo.asset_versions(ref.key, kind):
+        grouped.setdefault(row.name.lower(), []).append(row)
+    return grouped
+
+
+def select(rows: list[AssetVersion], query: assets.ListQuery) -> list[AssetVersion]:
+    """Apply a versions list query: archive view, creation order, $top."""
+    archived = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}[query.view]
+    chosen = [r for r in rows if bool(r.body.get("isArchived")) in archived]
+    if query.newest_first:
+        chosen.reverse()
+    return chosen[:query.top] if query.top is not None else chosen
+
+
+def find_by_hash(repo: Repository, ref: WorkspaceRef, kind: str, content_hash: str,
+                 hash_version: str | None) -> list[AssetVersion]:
+    """Across every asset of the kind: the SDK names each anonymous upload afresh, so names cannot match."""
+    return repo.assets_by_hash(ref.key, kind, content_hash, hash_version)
+
+
+def _check_unchanged(row: AssetVersion, spec: dict, kind: str) -> None:
+    for key in _SPEC[kind]:
+        if row.body.get(key) != spec.get(key):
+            raise Conflict(f"{_LABEL[kind]} '{row.name}' version '{row.version}' already exists with a different "
+                           f"{key}; asset versions are immutable, create a new version instead.",
+                           target=f"properties.{key}")
+
+
+def put(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str, body: object,
+        now: datetime) -> tuple[AssetVersion, bool]:
+    assets.name(name)
+    assets.version(version)
+    spec = _VALIDATORS[kind](body)
+    key = (ref.child_id(kind, name) + f"/versions/{version}").lower()
+    row = repo.asset_version(key)
+    if row is not None:
+        _check_unchanged(row, spec, kind)
+        row.body, row.modified_at = {**row.body, **spec}, now
+        return row, False
+    existing = repo.asset_versions(ref.key, kind, name)
+    stored_name = existing[0].name if existing else name
+    hash_props = spec["properties"]
+    row = AssetVersion(key=key, workspace_key=ref.key, kind=kind, name=stored_name, version=version, body=spec,
+                       content_hash=hash_props.get("hash_sha256"), hash_version=hash_props.get("hash_version"),
+                       created_at=now, modified_at=now)
+    repo.add(row)
+    return row, True
+
+
+def start_pending_upload(settings: Settings, secret: bytes, ref: WorkspaceRef, workspace: Workspace, name: str,
+                         version: str, body: object, now: datetime) -> dict:
+    """A fresh container in the blob store and a SAS for it, as TemporaryBlobReference describes it."""
+    assets.name(name)
+    assets.version(version)
+    body = payload.obj(body, "body")
+    upload_type = body.get("pendingUploadType", "TemporaryBlobReference")
+    if upload_type not in PENDING_UPLOAD_TYPES:
+        raise ValidationFailed(f"pendingUploadType must be one of {', '.join(PENDING_UPLOAD_TYPES)}, "
+                               f"got {upload_type!r}.", target="pendingUploadType")
+    upload_id = payload.string(body.get("pendingUploadId"), "pendingUploadId") or str(uuid.uuid4())
+    account, container_name = storage.workspace_account(workspace.name), str(uuid.uuid4())
+    BlobStore(settings.data_dir).create_container(account, container_name)
+    blob_uri = f"{settings.public_url}/blob/{account}/{container_name}"
+    sas = storage.mint(secret, account, container_name, now)
+    return {"blobReferenceForConsumption": {
+                "blobUri": blob_uri,
+                "storageAccountArmId": storage.account_id(ref.subscription, ref.resource_group, account),
+                "credential": {"credentialType": "SAS", "sasUri": f"{blob_uri}?{sas}"}},
+            "pendingUploadId": upload_id, "pendingUploadType": upload_type}
