@@ -70,11 +70,10 @@ def down() -> None:
 
     stack = Stack.from_env()
     runtime = DockerRuntime()
-    stack_name = os.environ.get("AMLEMU_STACK", "amlemu")
-    containers = runtime.list({"amlemu.stack": stack_name})
-    with console.status(f"[bold]removing {len(containers)} node container(s)[/]"):
-        stack.compose("stop", "controller")
-        for container in runtime.list({"amlemu.stack": stack_name, "amlemu.role": "node"}):
+    stack.compose("stop", "controller")  # first, so that no node starts while they are removed
+    nodes = runtime.list({"amlemu.stack": stack.label, "amlemu.role": "node"})
+    with console.status(f"[bold]removing {len(nodes)} node container(s)[/]"):
+        for container in nodes:
             runtime.remove(container.id)
     stack.compose("down")
     console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))

@@ -23,6 +23,7 @@ class Stack:
     home: Path
     port: int
     project: str
+    label: str = "amlemu"  # the amlemu.stack label on every container of this stack
     subscription: str = DEFAULT_SUBSCRIPTION
     resource_group: str = "amlemu"
     workspace: str = "amlemu"
@@ -31,7 +32,7 @@ class Stack:
     def from_env(cls) -> "Stack":
         home = Path(os.environ.get("AMLEMU_HOME") or ROOT / ".amlemu").resolve()
         return cls(home=home, port=int(os.environ.get("AMLEMU_PORT", "8443")),
-                   project=os.environ.get("AMLEMU_PROJECT", "amlemu"))
+                   project=os.environ.get("AMLEMU_PROJECT", "amlemu"), label=os.environ.get("AMLEMU_STACK", "amlemu"))
 
     @property
     def url(self) -> str:
@@ -48,7 +49,7 @@ class Stack:
 
     def compose_env(self) -> dict[str, str]:
         env = {**os.environ, "AMLEMU_HOME": str(self.home), "AMLEMU_HOST_DATA_DIR": str(self.home),
-               "AMLEMU_PORT": str(self.port), "AMLEMU_PROJECT": self.project,
+               "AMLEMU_PORT": str(self.port), "AMLEMU_PROJECT": self.project, "AMLEMU_STACK": self.label,
                "AMLEMU_UID": str(os.getuid()), "AMLEMU_GID": str(os.getgid())}
         sock = Path("/var/run/docker.sock")
         if sock.exists():
