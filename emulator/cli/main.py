@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from emulator.cli.stack import ROOT, Stack
+from emulator.domain import images
 from emulator.errors import EmulatorError
 
 app = typer.Typer(help="amlemu: a local emulator of Azure Machine Learning compute.", no_args_is_help=True,
@@ -38,6 +39,9 @@ def build() -> None:
         builder.ensure_base()
         builder.build("redis", "amlemu/redis:latest")
         builder.build("emulator", os.environ.get("AMLEMU_IMAGE", "amlemu/emulator:latest"), context=ROOT)
+        # Stand-ins for the job base images Azure ML's examples use (python:3.x-slim, AzureML openmpi).
+        builder.build("stand-ins/python", images.PYTHON_STAND_IN)
+        builder.build("stand-ins/azureml", images.AZUREML_STAND_IN, base=images.PYTHON_STAND_IN)
     console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")
 
 

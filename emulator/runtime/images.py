@@ -42,13 +42,13 @@ class ImageBuilder:
         if proc.returncode != 0:
             raise RuntimeUnavailable(f"building {BASE_IMAGE} failed (exit {proc.returncode}); see the lines above")
 
-    def build(self, name: str, tag: str, context: Path | None = None) -> None:
+    def build(self, name: str, tag: str, context: Path | None = None, base: str = BASE_IMAGE) -> None:
         """docker build images/<name>/Dockerfile; cached layers make a rebuild take seconds."""
         dockerfile = self.root / "images" / name / "Dockerfile"
         context = context or dockerfile.parent
         try:
             for chunk in self.client.api.build(path=str(context), dockerfile=str(dockerfile), tag=tag, rm=True,
-                                               buildargs={"BASE_IMAGE": BASE_IMAGE}, decode=True):
+                                               buildargs={"BASE_IMAGE": base}, decode=True):
                 if "error" in chunk:
                     raise BuildError(chunk["error"], [chunk])
                 line = chunk.get("stream", "").strip()
