@@ -22,7 +22,7 @@ def system_data(created: datetime, modified: datetime) -> dict:
 
 def _workspace_resources(row: Workspace) -> dict:
     rg = f"/subscriptions/{row.subscription}/resourceGroups/{row.resource_group}/providers"
-    short = row.name.lower().replace("-", "").replace("_", "")[:14]
+    short = storage.resource_prefix(row.name)
     return {"storageAccount": f"{rg}/Microsoft.Storage/storageAccounts/{storage.workspace_account(row.name)}",
             "keyVault": f"{rg}/Microsoft.KeyVault/vaults/{short}vault",
             "applicationInsights": f"{rg}/Microsoft.insights/components/{short}insights"}
@@ -57,7 +57,7 @@ def _cluster_status(row: Compute, nodes: list[Node]) -> dict:
     states = [cluster.NodeState(n.state) for n in nodes]
     return {"allocationState": row.allocation_state,
             "allocationStateTransitionTime": iso(row.allocation_changed_at),
-            "currentNodeCount": sum(s in cluster.ACTIVE for s in states),
+            "currentNodeCount": cluster.current_count(states),
             "targetNodeCount": row.target_nodes,
             "nodeStateCounts": cluster.node_state_counts(states),
             "errors": None}

@@ -147,7 +147,12 @@ def node_state_counts(states: list[NodeState]) -> dict:
     return {key: counts.get(state, 0) for state, key in COUNT_KEYS.items()}
 
 
+def current_count(states: list[NodeState]) -> int:
+    """currentNodeCount: nodes that are, or are becoming, part of the cluster."""
+    return sum(s in ACTIVE for s in states)
+
+
 def allocation_state(states: list[NodeState], target: int) -> str:
-    current = sum(s in ACTIVE for s in states)
+    current = current_count(states)
     resizing = current != target or any(s in (NodeState.PREPARING, NodeState.LEAVING) for s in states)
     return "Resizing" if resizing else "Steady"

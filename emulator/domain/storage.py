@@ -95,10 +95,14 @@ def verify(secret: bytes, account: str, container: str, query: Mapping[str, str]
                         "does not grant.", code="AuthorizationPermissionMismatch", target="sp")
 
 
+def resource_prefix(workspace: str) -> str:
+    """The stem of the names of a workspace's dependent resources (storage account, key vault, ...)."""
+    return workspace.lower().replace("-", "").replace("_", "")[:14]
+
+
 def workspace_account(workspace: str) -> str:
     """The storage account of a workspace: its ARM `storageAccount` id and its blob URLs both use it."""
-    short = workspace.lower().replace("-", "").replace("_", "")[:14]
-    return f"{short}store"
+    return f"{resource_prefix(workspace)}store"
 
 
 def account_id(subscription: str, resource_group: str, account: str) -> str:

@@ -78,12 +78,12 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
     return row, operations.start(repo, key, "Update", now), False
 
 
-def delete(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> Operation | None:
+def delete(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> tuple[Compute, Operation] | None:
     row = repo.compute(ref.child_id("computes", name))
     if row is None:
         return None
     row.provisioning_state, row.modified_at = "Deleting", now
-    return operations.start(repo, row.key, "Delete", now)
+    return row, operations.start(repo, row.key, "Delete", now)
 
 
 def patch_scale(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,

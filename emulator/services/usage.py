@@ -4,6 +4,7 @@ from collections import Counter
 
 from emulator.domain import cluster, vm_sizes
 from emulator.domain.ids import location_id
+from emulator.services import computes
 from emulator.store.repositories import Repository
 
 DEDICATED_FAMILY_LIMIT = 24
@@ -21,8 +22,8 @@ def usages(repo: Repository, subscription: str, location: str) -> list[dict]:
     dedicated: Counter = Counter()
     low_priority = 0
     for row in repo.computes_of_type(subscription, "AmlCompute"):
-        spec = cluster.parse_spec(row.body["properties"]["properties"])
-        cores = spec.vm_size.vcpus * sum(cluster.NodeState(n.state) in cluster.ACTIVE for n in repo.nodes(row.key))
+        spec = computes.spec_of(row)
+        cores = spec.vm_size.vcpus * cluster.current_count([cluster.NodeState(n.state) for n in repo.nodes(row.key)])
         if spec.low_priority:
             low_priority += cores
         else:

@@ -55,11 +55,11 @@ def delete_compute(ctx: Ctx, ws: Ws, compute_name: str, underlyingResourceAction
                                target="underlyingResourceAction")
     with ctx.store.transaction() as repo:
         workspaces.get(repo, ws)
-        op = computes.delete(repo, ws, compute_name, ctx.clock())
-        location = repo.compute(op.resource_key).location if op else None
-    if op is None:
+        deleted = computes.delete(repo, ws, compute_name, ctx.clock())
+    if deleted is None:
         return Response(status_code=204)
-    return lro.accepted(None, 202, lro.status_url(ctx.settings, ws.subscription, location, op),
+    row, op = deleted
+    return lro.accepted(None, 202, lro.status_url(ctx.settings, ws.subscription, row.location, op),
                         location_header=True)
 
 
