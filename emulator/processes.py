@@ -17,8 +17,23 @@ def _api(settings: Settings) -> None:
 
     hosts = [settings.public_host, "localhost", "127.0.0.1", "::1", "api", "*.blob.localhost"]
     cert, key = pki.issue_server_cert(settings.ca_dir, list(dict.fromkeys(hosts)))
-    uvicorn.run(create_app(settings), host=settings.listen_host, port=settings.listen_port,
+    uvicorn.run(create_app(settings, wake=_waker(settings)), host=settings.listen_host, port=settings.listen_port,
                 ssl_certfile=str(cert), ssl_keyfile=str(key), log_level="info", access_log=False)
+
+
+def _waker(settings: Settings):
+    import redis
+
+    from emulator.workers import protocol
+
+    broker = redis.Redis.from_url(settings.redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
+
+    def wake() -> None:
+        try:
+            protocol.nudge(broker)
+        except redis.RedisError:  # the controller's next pass finds the work all the same
+            pass
+    return wake
 
 
 def _controller(settings: Settings) -> None:
@@ -27,10 +42,10 @@ def _controller(settings: Settings) -> None:
     run(settings)
 
 
-def _node(_settings: Settings) -> None:
+def _node(settings: Settings) -> None:
     from emulator.workers.node import run
 
-    run(os.environ["AMLEMU_NODE_ID"], os.environ["AMLEMU_QUEUE"], os.environ["AMLEMU_REDIS_URL"])
+    run(os.environ["AMLEMU_NODE_ID"], os.environ["AMLEMU_QUEUE"], settings)
 
 
 def main(argv: list[str] | None = None) -> None:

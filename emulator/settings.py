@@ -1,6 +1,7 @@
 """Settings, built once by each entry point and passed down (never a module-level instance)."""
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -37,12 +38,26 @@ class Settings(BaseSettings):
 
     node_image: str = "amlemu/emulator:latest"
     docker_network: str = "amlemu"
+    docker_socket: str = "/var/run/docker.sock"  # on the Docker host: nodes start job containers through it
+    # Job containers run unprivileged, as this uid:gid, on their own network (no route to redis or the api).
+    job_user: str = "1000:1000"
+    # GPU sizes on a host without GPUs: "simulate" runs the job on CPU and says so, "refuse" fails it.
+    gpu_mode: Literal["simulate", "refuse"] = "simulate"
     # Distinguishes containers of one emulator stack from another's (tests run several).
     stack: str = "amlemu"
 
     @property
     def db_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'amlemu.db'}"
+
+    @property
+    def jobs_network(self) -> str:
+        return f"{self.docker_network}-jobs"
+
+    @property
+    def host_dir(self) -> Path:
+        """data_dir as the Docker host sees it: bind mounts into containers the emulator starts use it."""
+        return self.host_data_dir or self.data_dir
 
     @property
     def public_url(self) -> str:

@@ -1,9 +1,8 @@
 """ARM shapes of stored resources: what the SDK reads back."""
 
-import uuid
 from datetime import datetime
 
-from emulator.domain import cluster, storage
+from emulator.domain import cluster, datastores, storage
 from emulator.domain.ids import PROVIDER, WorkspaceRef, location_id
 from emulator.settings import Settings
 from emulator.store.tables import Compute, Node, Operation, Workspace
@@ -38,7 +37,7 @@ def workspace(row: Workspace, settings: Settings) -> dict:
     props = {**_workspace_resources(row), "containerRegistry": None, "friendlyName": row.name,
              "description": "", "hbiWorkspace": False, "publicNetworkAccess": "Enabled", "v1LegacyMode": False,
              **body.get("properties", {}),
-             "workspaceId": str(uuid.uuid5(uuid.NAMESPACE_URL, row.key)),
+             "workspaceId": datastores.workspace_guid(row.key),
              "provisioningState": "Succeeded",
              "discoveryUrl": f"{settings.public_url}/discovery",
              "mlFlowTrackingUri": f"azureml://{row.location}.api.azureml.ms/mlflow/v1.0{arm_id}",

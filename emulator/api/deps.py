@@ -18,6 +18,7 @@ class Context:
     store: Store
     secret: bytes
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    wake: Callable[[], None] = lambda: None  # nudges the controller; best effort, the job is stored already
 
 
 def context(request: Request) -> Context:

@@ -15,6 +15,8 @@ from emulator import tokens
 from emulator.settings import DEFAULT_SUBSCRIPTION
 
 ROOT = Path(__file__).resolve().parents[2]
+# A sitecustomize that resolves *.localhost names (the SDK's blob URLs) as localhost, per RFC 6761.
+CLIENT_SHIM = Path(__file__).resolve().parents[1] / "client_shim"
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,16 @@ class Stack:
                 "IDENTITY_HEADER": self.identity_header(),
                 "AMLEMU_SUBSCRIPTION_ID": self.subscription,
                 "AMLEMU_RESOURCE_GROUP": self.resource_group,
-                "AMLEMU_WORKSPACE": self.workspace}
+                "AMLEMU_WORKSPACE": self.workspace,
+                "PYTHONPATH": python_path(os.environ.get("PYTHONPATH"))}
+
+
+def python_path(existing: str | None) -> str:
+    """The client shim ahead of the caller's own PYTHONPATH, once however often the exports are applied."""
+    entries = existing.split(os.pathsep) if existing else []
+    if str(CLIENT_SHIM) in entries:
+        return existing
+    return os.pathsep.join([str(CLIENT_SHIM), *entries])
 
 
 def compose_command() -> list[str]:

@@ -8,12 +8,13 @@ restarted controller adopts the containers its labels name and removes the rest.
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 
 import redis
 
-from emulator.domain import cluster
+from emulator.controller.effects import Effects, apply_nodes
+from emulator.controller.jobs import JobScheduler
+from emulator.domain import cluster, vm_sizes
 from emulator.domain.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import computes, operations
@@ -25,17 +26,7 @@ from emulator.workers.celery_app import cluster_queue, ready_key
 log = logging.getLogger("amlemu.controller")
 UNUSABLE_KEEP_SECONDS = 60.0
 LEAVE_GRACE_SECONDS = 30.0
-GIB = 1024 ** 3
-
-
-@dataclass
-class Effects:
-    """Docker work decided inside a transaction, done after it."""
-    start: list[tuple[str, ContainerSpec]] = field(default_factory=list)
-    stop: list[str] = field(default_factory=list)
-    kill: list[str] = field(default_factory=list)
-    remove: list[str] = field(default_factory=list)
-    forget: list[str] = field(default_factory=list)  # node ids whose readiness flag goes
+NODE_DATA_DIR = "/var/lib/amlemu"
 
 
 def new_node_id(low_priority: bool) -> str:
@@ -44,8 +35,11 @@ def new_node_id(low_priority: bool) -> str:
 
 class ClusterReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
-                 clock: Callable[[], datetime]):
+                 clock: Callable[[], datetime], scheduler: JobScheduler | None = None,
+                 dispatch: Callable[[Effects], None] = lambda _effects: None):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
+        # Jobs: who gets the idle nodes, and how many nodes queued work wants; `dispatch` sends what it decided.
+        self.scheduler, self.dispatch = scheduler, dispatch
         # On the first pass after a start, a node whose container is absent altogether was taken down with
         # the stack (`amlemu down`), not lost: it is forgotten rather than shown unusable.
         self.first_pass = True
@@ -75,7 +69,7 @@ class ClusterReconciler:
                 return set()
             nodes = repo.nodes(key)
             for node in nodes:
-                self._observe(repo, node, observed.get(node.node_id), now, effects)
+                self._observe(repo, compute, node, observed.get(node.node_id), now, effects)
             deleting = compute.provisioning_state == "Deleting" or repo.workspace(compute.workspace_key) is None
             if deleting:
                 effects.remove += [observed[n.node_id].id for n in nodes if n.node_id in observed]
@@ -84,11 +78,13 @@ class ClusterReconciler:
             else:
                 live = self._scale(repo, compute, now, effects)
         self._apply(effects)
+        self.dispatch(effects)
         if deleting:  # the operation completes only once the containers are gone
             self._finish_delete(key)
         return live
 
-    def _observe(self, repo, node: Node, container: Observed | None, now: datetime, effects: Effects) -> None:
+    def _observe(self, repo, compute: Compute, node: Node, container: Observed | None, now: datetime,
+                 effects: Effects) -> None:
         state = NodeState(node.state)
         alive = container is not None and container.running
         if state == NodeState.UNUSABLE:
@@ -96,14 +92,7 @@ class ClusterReconciler:
                 repo.remove(node)
             return
         if not alive:
-            if container is not None:
-                effects.remove.append(container.id)
-            effects.forget.append(node.node_id)
-            if state == NodeState.LEAVING or node.container_id is None or (container is None and self.first_pass):
-                repo.remove(node)  # gone as asked, never started (a crash mid-start), or taken down with the stack
-            else:
-                log.warning("node %s died (exit %s)", node.node_id, container and container.exit_code)
-                self._set_state(node, NodeState.UNUSABLE, now)
+            self._gone(repo, compute, node, container, now, effects)
             return
         if node.container_id != container.id:  # started by a controller that died before recording it
             node.container_id, node.private_ip = container.id, container.ip
@@ -113,6 +102,19 @@ class ClusterReconciler:
         elif state == NodeState.PREPARING and self._ready(node, now):
             self._set_state(node, NodeState.IDLE, now)
             node.idle_since = now
+
+    def _gone(self, repo, compute: Compute, node: Node, container: Observed | None, now: datetime,
+              effects: Effects) -> None:
+        if container is not None:
+            effects.remove.append(container.id)
+        effects.forget.append(node.node_id)
+        if self.scheduler:  # whatever it ran goes back to the queue
+            self.scheduler.node_lost(repo, compute, node, now, effects)
+        if node.state == NodeState.LEAVING or node.container_id is None or (container is None and self.first_pass):
+            repo.remove(node)  # gone as asked, never started (a crash mid-start), or taken down with the stack
+        else:
+            log.warning("node %s died (exit %s)", node.node_id, container and container.exit_code)
+            self._set_state(node, NodeState.UNUSABLE, now)
 
     def _ready(self, node: Node, now: datetime) -> bool:
         delay = self.settings.scaled(self.settings.provisioning_delay_seconds)
@@ -140,10 +142,12 @@ class ClusterReconciler:
             operations.finish(repo, compute.key, now)
         spec = computes.spec_of(compute)
         nodes = repo.nodes(compute.key)
+        demand, pending = self.scheduler.schedule(repo, compute, nodes, now, effects) if self.scheduler else (0, 0)
         views = [cluster.NodeView(n.node_id, NodeState(n.state), n.idle_since) for n in nodes]
-        # Queued jobs add demand once jobs exist; until then the floor is minNodeCount.
-        plan = cluster.plan_scale(views, demand=0, scale=spec.scale, now=now,
+        plan = cluster.plan_scale(views, demand=demand, scale=spec.scale, now=now,
                                   idle_seconds=self.settings.scaled(spec.scale.idle_seconds))
+        if pending:  # an idle node told to leave now might be the one taking a dispatched job
+            plan = cluster.ScalePlan(add=plan.add, remove=(), target=plan.target + len(plan.remove))
         by_id = {n.node_id: n for n in nodes}
         for node_id in plan.remove:
             self._set_state(by_id[node_id], NodeState.LEAVING, now)
@@ -163,27 +167,23 @@ class ClusterReconciler:
         return {n.node_id for n in nodes}
 
     def _node_spec(self, compute: Compute, spec: cluster.ClusterSpec, node_id: str) -> ContainerSpec:
-        scale = self.settings.resource_scale
+        cpus, memory = vm_sizes.scaled_limits(spec.vm_size, self.settings.resource_scale)
         return ContainerSpec(
             name=f"amlemu-{self.settings.stack}-node-{node_id}", image=self.settings.node_image, command=["node"],
             labels={**self.node_labels(), "amlemu.node": node_id, "amlemu.compute": compute.name,
                     "amlemu.compute-id": compute.key, "amlemu.workspace": compute.workspace_key.rsplit("/", 1)[-1],
                     "amlemu.priority": spec.priority, "amlemu.vm-size": spec.vm_size.name},
             env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key),
-                 "AMLEMU_REDIS_URL": self.settings.redis_url, "REMAP_SIGTERM": "SIGQUIT"},
-            cpus=max(0.1, spec.vm_size.vcpus * scale), memory_bytes=int(max(0.25, spec.vm_size.memory_gb * scale) * GIB),
-            network=self.settings.docker_network)
+                 "AMLEMU_REDIS_URL": self.settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
+                 "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(self.settings.host_dir),
+                 "AMLEMU_STACK": self.settings.stack},
+            cpus=cpus, memory_bytes=memory, network=self.settings.docker_network,
+            # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
+            # out their directories. Job containers get neither the socket nor the whole data directory.
+            mounts={self.settings.docker_socket: "/var/run/docker.sock", str(self.settings.host_dir): NODE_DATA_DIR})
 
     def _apply(self, effects: Effects) -> None:
-        for container_id in effects.stop:
-            if container_id:
-                self.runtime.signal(container_id, "SIGTERM")
-        for container_id in effects.kill:
-            self.runtime.signal(container_id, "SIGKILL")
-        for container_id in effects.remove:
-            self.runtime.remove(container_id)
-        for node_id in effects.forget:
-            self.broker.delete(ready_key(node_id))
+        apply_nodes(effects, self.runtime, self.broker)
         for node_id, spec in effects.start:
             self._start(node_id, spec)
 

@@ -1,34 +1,90 @@
-"""The controller process: one reconcile loop over every cluster, at a fixed interval."""
+"""The controller process: one loop that applies node reports, moves jobs on and reconciles every cluster.
 
+The loop waits on the event stream rather than a timer: a node's report or a submission wakes it at once,
+and with nothing to hear it still runs every `reconcile_interval_seconds`.
+"""
+
+import functools
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import redis
 
 from emulator.controller.clusters import ClusterReconciler
+from emulator.controller.effects import Effects, apply_jobs
+from emulator.controller.jobs import JobReconciler, JobScheduler
+from emulator.runtime.base import Runtime
 from emulator.runtime.docker import DockerRuntime
+from emulator.runtime.images import EnvironmentImages
+from emulator.services.environments import EnvironmentResolver
 from emulator.settings import Settings
 from emulator.store.db import Store
+from emulator.workers import protocol
+from emulator.workers.celery_app import make_celery
 
 log = logging.getLogger("amlemu.controller")
+
+
+class Controller:
+    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
+                 clock: Callable[[], datetime], resolver: EnvironmentResolver, redis_url: str | None = None):
+        """`redis_url`: how this process reaches Redis, when not as the nodes do (settings.redis_url)."""
+        self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
+        self.celery = make_celery(redis_url or settings.redis_url)
+        self.jobs = JobReconciler(settings, resolver.prepare, resolver.cached)
+        scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus))
+        self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch)
+        runtime.ensure_network(settings.jobs_network, {"amlemu.stack": settings.stack})
+
+    def _dispatch(self, effects: Effects) -> None:
+        apply_jobs(effects, self.runtime, self.broker, self.celery, self.settings.stack)
+
+    def _apply_event(self, event: dict) -> None:
+        effects = Effects()
+        with self.store.transaction() as repo:
+            self.jobs.apply_event(repo, event, self.clock(), effects)
+        self._dispatch(effects)
+
+    def tick(self, wait_seconds: float = 0.0) -> None:
+        protocol.consume(self.broker, "controller", self._apply_event, block_ms=int(wait_seconds * 1000))
+        effects = Effects()
+        with self.store.transaction() as repo:
+            self.jobs.tick(repo, self.clock(), effects)
+        self._dispatch(effects)
+        self.clusters.tick()
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Job containers of no current attempt (cancelled, requeued, ended) go."""
+        containers = self.runtime.list({"amlemu.stack": self.settings.stack, "amlemu.role": "job"})
+        if not containers:
+            return
+        with self.store.transaction() as repo:
+            active = self.jobs.active_attempts(repo)
+        for container in containers:
+            if active.get(container.labels.get("amlemu.job")) != int(container.labels.get("amlemu.attempt", -1)):
+                log.info("removing job container %s: its attempt is over", container.name)
+                self.runtime.remove(container.id)
 
 
 def run(settings: Settings) -> None:
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    reconciler = ClusterReconciler(settings, Store(settings.db_url), DockerRuntime(),
-                                   redis.Redis.from_url(settings.redis_url), lambda: datetime.now(UTC))
+    runtime = DockerRuntime()
+    controller = Controller(settings, Store(settings.db_url), runtime, protocol.resilient(settings.redis_url),
+                            lambda: datetime.now(UTC), EnvironmentResolver(EnvironmentImages()))
     log.info("controller started (stack %s, interval %.2fs, time scale %g)", settings.stack,
              settings.reconcile_interval_seconds, settings.time_scale)
     alive = settings.data_dir / "controller.alive"
     alive.unlink(missing_ok=True)
     while not stopping.is_set():
         try:
-            reconciler.tick()
+            controller.tick(wait_seconds=settings.reconcile_interval_seconds)
             alive.touch()  # the compose healthcheck reads its age
         except Exception:  # a failed pass is retried on the next one; the loop itself never dies
             log.exception("reconcile pass failed")
-        stopping.wait(settings.reconcile_interval_seconds)
+            stopping.wait(settings.reconcile_interval_seconds)
     log.info("controller stopped")

@@ -62,22 +62,16 @@ def _common(body: object) -> tuple[dict, dict]:
     return props, common
 
 
-def _required_string(value: object, target: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationFailed(f"{target} is required and must be a non-empty string.", target=target)
-    return value
-
-
 def code_version(body: object) -> dict:
     props, common = _common(body)
-    return {**common, "codeUri": _required_string(props.get("codeUri"), "properties.codeUri")}
+    return {**common, "codeUri": payload.required_string(props.get("codeUri"), "properties.codeUri")}
 
 
 def _build(value: object) -> dict | None:
     if value is None:
         return None
     build = payload.obj(value, "properties.build")
-    context = _required_string(build.get("contextUri"), "properties.build.contextUri")
+    context = payload.required_string(build.get("contextUri"), "properties.build.contextUri")
     dockerfile = payload.string(build.get("dockerfilePath"), "properties.build.dockerfilePath") or "Dockerfile"
     return {"contextUri": context, "dockerfilePath": dockerfile}
 
@@ -107,7 +101,7 @@ def environment_version(body: object) -> dict:
                                target="properties.image")
     conda = props.get("condaFile")
     if conda is not None:
-        conda = _required_string(conda, "properties.condaFile")
+        conda = payload.required_string(conda, "properties.condaFile")
         if build is not None:
             raise ValidationFailed("properties.condaFile goes with properties.image; a build context brings its "
                                    "own Dockerfile.", target="properties.condaFile")

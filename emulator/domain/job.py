@@ -30,7 +30,7 @@ class JobStatus(StrEnum):
 S = JobStatus
 TERMINAL = frozenset({S.COMPLETED, S.FAILED, S.CANCELED})
 
-# Where each status may go next. Failed and CancelRequested are reachable from every live status.
+# Where each status may go next. Failed, Canceled and CancelRequested are reachable from every live status.
 _NEXT: dict[JobStatus, frozenset[JobStatus]] = {
     S.NOT_STARTED: frozenset({S.STARTING}),
     S.STARTING: frozenset({S.PREPARING, S.QUEUED}),
@@ -52,7 +52,7 @@ def advance(current: JobStatus, target: JobStatus) -> JobStatus:
         raise InvalidTransition(f"The job has already ended ({current}); it cannot become {target}.",
                                 target="status")
     allowed = _NEXT.get(current, frozenset())
-    if target in allowed or target == S.FAILED or (target == S.CANCEL_REQUESTED and current != target):
+    if target in allowed or target in (S.FAILED, S.CANCELED) or (target == S.CANCEL_REQUESTED and current != target):
         return target
     raise InvalidTransition(f"A job cannot go from {current} to {target}.", target="status")
 

@@ -22,6 +22,20 @@ def string(value: object, target: str) -> str | None:
     return value
 
 
+def required_string(value: object, target: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationFailed(f"{target} is required and must be a non-empty string.", target=target)
+    return value
+
+
+def string_map(value: object, target: str) -> dict[str, str]:
+    result = obj(value, target)
+    for key, item in result.items():
+        if not isinstance(item, str):
+            raise ValidationFailed(f"{target}.{key} must be a string.", target=f"{target}.{key}")
+    return result
+
+
 def tags(value: object) -> dict[str, str]:
     result = obj(value, "tags")
     if not all(isinstance(v, str) for v in result.values()):

@@ -10,6 +10,12 @@ from emulator.errors import ValidationFailed
 
 _REFERENCE = re.compile(r"\$\{\{\s*(inputs|outputs)\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _OPTIONAL = re.compile(r"\$\[\[(.*?)\]\]", re.DOTALL)
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def valid_name(name: str) -> bool:
+    """Input and output names are identifiers, so that a placeholder can name them."""
+    return bool(_NAME.fullmatch(name))
 
 
 def references(command: str) -> set[tuple[str, str]]:

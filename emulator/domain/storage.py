@@ -10,7 +10,7 @@ import hmac
 import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode, urlsplit
 
 from emulator.errors import Forbidden, ValidationFailed
 
@@ -108,3 +108,16 @@ def workspace_account(workspace: str) -> str:
 def account_id(subscription: str, resource_group: str, account: str) -> str:
     return (f"/subscriptions/{subscription}/resourceGroups/{resource_group}"
             f"/providers/Microsoft.Storage/storageAccounts/{account}")
+
+
+def blob_location(uri: str) -> tuple[str, str, str] | None:
+    """(account, container, blob path) of a blob URL the emulator handed out, path-style
+    (`https://host/blob/<account>/<container>/<path>`) or host-style (`https://<account>.blob.host/<container>/<path>`)."""
+    parsed = urlsplit(uri)
+    parts = [unquote(p) for p in parsed.path.split("/") if p]
+    host = (parsed.hostname or "").split(".")
+    if len(parts) >= 3 and parts[0] == "blob":
+        return parts[1], parts[2], "/".join(parts[3:])
+    if len(host) > 2 and host[1] == "blob" and parts:
+        return host[0], parts[0], "/".join(parts[1:])
+    return None

@@ -180,3 +180,11 @@ def find(name: str) -> VmSize | None:
     if not isinstance(name, str):
         return None
     return _BY_NAME.get(name.strip().lower())
+
+
+GIB = 1024 ** 3
+
+
+def scaled_limits(size: VmSize, scale: float) -> tuple[float, int]:
+    """(CPUs, memory bytes) a container gets for `size`, scaled so a small machine hosts several "VMs"."""
+    return max(0.1, size.vcpus * scale), int(max(0.25, size.memory_gb * scale) * GIB)

@@ -49,7 +49,8 @@ class DockerRuntime:
             container = self.client.containers.run(
                 spec.image, spec.command, name=spec.name, detach=True, init=True,
                 labels={MANAGED: "true", **spec.labels}, environment=spec.env, network=spec.network,
-                volumes={host: {"bind": path, "mode": "rw"} for host, path in spec.mounts.items()},
+                volumes={host: {"bind": path, "mode": "ro" if path in spec.read_only else "rw"}
+                         for host, path in spec.mounts.items()},
                 user=spec.user, entrypoint=spec.entrypoint, working_dir=spec.working_dir,
                 security_opt=["no-new-privileges"], **kwargs)
             container.reload()
@@ -107,4 +108,19 @@ class DockerRuntime:
             state = self.client.api.inspect_container(container_id)["State"]
             return Exit(code=code, oom_killed=state.get("OOMKilled", False))
         except APIError as exc:
+            raise _translate(exc) from exc
+
+    def ensure_network(self, name: str, labels: dict[str, str]) -> None:
+        """A user-defined bridge, so containers on it find each other by name."""
+        try:
+            if not self.client.networks.list(names=[name]):
+                self.client.networks.create(name, driver="bridge", labels={MANAGED: "true", **labels})
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+
+    def has_gpus(self) -> bool:
+        """NVIDIA GPUs reach containers through the nvidia runtime; without it there are none to give."""
+        try:
+            return "nvidia" in (self.client.info().get("Runtimes") or {})
+        except (APIError, DockerException) as exc:
             raise _translate(exc) from exc

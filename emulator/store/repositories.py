@@ -3,7 +3,7 @@
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from emulator.store.tables import AssetVersion, Compute, Node, Operation, Workspace
+from emulator.store.tables import AssetVersion, Compute, Job, Node, Operation, Workspace
 
 
 class Repository:
@@ -80,3 +80,18 @@ class Repository:
         if hash_version is not None:
             query = query.where(AssetVersion.hash_version == hash_version)
         return list(self.session.scalars(query.order_by(AssetVersion.created_at, AssetVersion.key)))
+
+    # jobs
+    def job(self, key: str) -> Job | None:
+        return self.session.get(Job, key.lower())
+
+    def jobs(self, workspace_key: str) -> list[Job]:
+        query = select(Job).where(Job.workspace_key == workspace_key.lower())
+        return list(self.session.scalars(query.order_by(Job.created_at.desc(), Job.key)))
+
+    def jobs_in(self, statuses: tuple[str, ...], compute_key: str | None = None) -> list[Job]:
+        """Jobs in the given statuses, oldest queued first."""
+        query = select(Job).where(Job.status.in_(statuses))
+        if compute_key is not None:
+            query = query.where(Job.compute_key == compute_key.lower())
+        return list(self.session.scalars(query.order_by(Job.queued_at, Job.created_at, Job.key)))

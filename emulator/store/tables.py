@@ -90,3 +90,28 @@ class AssetVersion(Base):
     hash_version: Mapped[str | None] = mapped_column(default=None)
     created_at: Mapped[datetime]
     modified_at: Mapped[datetime]
+
+
+class Job(Base):
+    """A job: the validated PUT body, its status, and what the controller knows of its current attempt."""
+    __tablename__ = "jobs"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    name: Mapped[str]
+    compute_key: Mapped[str] = mapped_column(String, index=True)
+    body: Mapped[dict]  # `properties` as the user gave them, normalised
+    status: Mapped[str] = mapped_column(String, index=True)
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]
+    status_changed_at: Mapped[datetime]
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    ended_at: Mapped[datetime | None] = mapped_column(default=None)
+    queued_at: Mapped[datetime | None] = mapped_column(default=None)  # the order Queued jobs get nodes in
+    # Written by the controller only.
+    attempt: Mapped[int] = mapped_column(Integer, default=0)  # the latest dispatched attempt; 0 before any
+    dispatched_at: Mapped[datetime | None] = mapped_column(default=None)  # None: the attempt is not out yet
+    image: Mapped[str | None] = mapped_column(default=None)  # the image it runs on, once prepared
+    notes: Mapped[list] = mapped_column(JSON, default=list)  # said at the top of its log
+    ranks: Mapped[dict] = mapped_column(JSON, default=dict)  # rank -> node, state, exit code of this attempt
+    error: Mapped[dict | None] = mapped_column(JSON, default=None)
+    history: Mapped[list] = mapped_column(JSON, default=list)  # status changes, for RunHistory

@@ -1,14 +1,24 @@
-"""A cluster node: one Celery worker, concurrency 1, consuming its cluster's queue."""
+"""A cluster node: one Celery worker, concurrency 1, consuming its cluster's queue and running job ranks."""
 
-import redis
+from pathlib import Path
+
 from celery.signals import worker_ready, worker_shutting_down
 
+from emulator.runtime.docker import DockerRuntime
+from emulator.settings import Settings
+from emulator.workers import attempts, protocol
 from emulator.workers.celery_app import make_celery, ready_key
 
 
-def run(node_id: str, queue: str, redis_url: str) -> None:
-    app = make_celery(redis_url)
-    broker = redis.Redis.from_url(redis_url)
+def run(node_id: str, queue: str, settings: Settings) -> None:
+    app = make_celery(settings.redis_url)
+    broker = protocol.resilient(settings.redis_url)
+    runtime = DockerRuntime()
+    host_data_dir = Path(settings.host_data_dir or settings.data_dir)
+
+    @app.task(name=protocol.RUN_TASK, acks_late=True)
+    def run_attempt(message: dict) -> str:
+        return attempts.execute(message, runtime, broker, node_id, settings.data_dir, host_data_dir)
 
     @worker_ready.connect(weak=False)
     def _ready(**_):
@@ -19,5 +29,5 @@ def run(node_id: str, queue: str, redis_url: str) -> None:
         broker.delete(ready_key(node_id))
 
     app.worker_main(["worker", "--queues", queue, "--concurrency", "1", "--prefetch-multiplier", "1",
-                     "--hostname", f"{node_id}@amlemu", "--loglevel", "INFO",
+                     "--hostname", f"{node_id}@amlemu", "--loglevel", "INFO", "--pool", "solo",
                      "--without-gossip", "--without-mingle", "--without-heartbeat"])

@@ -8,6 +8,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from emulator.cli.stack import python_path
 from azure.ai.ml.entities import Environment
 from azure.ai.ml.entities._assets import Code
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
@@ -128,7 +130,7 @@ def test_asset_flow_on_each_sdk_release(stack, tmp_path, release):
     src = _source_tree(tmp_path)
     name = "e2e-env-v" + release.replace(".", "")
     result = subprocess.run([_python(release), str(Path(__file__).with_name("asset_probe.py")), str(src), name],
-                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": python_path(str(ROOT))}, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     first, second, code_uri = seen["code"]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from emulator.cli.stack import python_path
+
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).with_name("sdk_probe.py")
@@ -33,7 +35,7 @@ def _python(release: str) -> str:
 def test_cluster_flow_on_each_sdk_release(stack, release):
     name = "e2e-v" + release.replace(".", "")
     result = subprocess.run([_python(release), str(PROBE), name], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+                            env={**os.environ, "PYTHONPATH": python_path(str(ROOT))}, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     assert seen["workspace"] == os.environ["AMLEMU_WORKSPACE"]

@@ -1,0 +1,57 @@
+"""ARM shape of a job: its stored body with the read-only status and services the SDK reads back."""
+
+import uuid
+from datetime import datetime
+from urllib.parse import quote
+
+from emulator.api.arm import iso, system_data, workspace_id
+from emulator.domain import artifacts, storage
+from emulator.domain.ids import PROVIDER, WorkspaceRef
+from emulator.settings import Settings
+from emulator.store.tables import Job, Workspace
+
+
+def job(row: Job, workspace: Workspace, settings: Settings) -> dict:
+    arm_id = f"{workspace_id(workspace)}/jobs/{row.name}"
+    services = {"Studio": {"jobServiceType": "Studio", "endpoint": f"{settings.public_url}/studio{arm_id}",
+                           "status": None, "errorMessage": None, "properties": None, "port": None},
+                "Tracking": {"jobServiceType": "Tracking", "endpoint": f"azureml://{workspace.location}"
+                             f".api.azureml.ms/mlflow/v1.0{workspace_id(workspace)}?", "status": None,
+                             "errorMessage": None, "properties": None, "port": None}}
+    props = {**row.body, "status": row.status, "services": services}
+    return {"id": arm_id, "name": row.name, "type": f"{PROVIDER}/workspaces/jobs",
+            "systemData": system_data(row.created_at, row.modified_at), "properties": props}
+
+
+def run(row: Job) -> dict:
+    """A RunHistory run. Its outputs stay unlisted: the SDK then finds named outputs at their default
+    datastore paths (azureml/<job>/<output>/), where jobs write them."""
+    return {"runId": row.name, "runUuid": str(uuid.uuid5(uuid.NAMESPACE_URL, row.key)), "status": row.status,
+            "createdUtc": iso(row.created_at), "startTimeUtc": iso(row.started_at), "endTimeUtc": iso(row.ended_at),
+            "experimentId": row.body.get("experimentName"), "displayName": row.body.get("displayName"),
+            "target": row.compute_key.rsplit("/", 1)[-1], "tags": row.body.get("tags", {}),
+            "properties": row.body.get("properties", {}), "error": {"error": row.error} if row.error else None,
+            "outputs": None, "runType": "azureml.CommandJob", "attempt": row.attempt}
+
+
+def _log_files(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, now: datetime) -> dict[str, str]:
+    """The job's log files that exist, as SAS URLs the SDK GETs without credentials."""
+    where = artifacts.location(ref, row.name)
+    folder = settings.data_dir / artifacts.blob_dir(where)
+    if not folder.is_dir():
+        return {}
+    sas = storage.mint(secret, where.account, where.container, now, permissions="r")
+    names = sorted(p.relative_to(folder).as_posix() for pattern in ("user_logs/*.txt", "azureml-logs/*.txt")
+                   for p in folder.glob(pattern))
+    base = f"{settings.public_url}/blob/{where.account}/{where.container}/{where.blob}"
+    return {name: f"{base}/{quote(name)}?{sas}" for name in names}
+
+
+def run_details(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, now: datetime) -> dict:
+    """What `jobs.stream` polls: the status, the log files, and the error of a failed job."""
+    base = run(row)
+    return {"runId": base["runId"], "runUuid": base["runUuid"], "status": row.status, "target": base["target"],
+            "createdTimeUtc": base["createdUtc"], "startTimeUtc": base["startTimeUtc"],
+            "endTimeUtc": base["endTimeUtc"], "error": base["error"], "warnings": [],
+            "tags": base["tags"], "properties": base["properties"],
+            "logFiles": _log_files(row, ref, settings, secret, now), "runNumber": None}

@@ -1,0 +1,52 @@
+"""Docker and Redis work decided inside a store transaction and carried out after it commits.
+
+Deciding first and acting after keeps transactions short (the api never waits on the engine) and makes a
+crash between the two harmless: every pass is level-based, so the next one decides the same again.
+"""
+
+from dataclasses import dataclass, field
+
+import redis
+from celery import Celery
+
+from emulator.runtime.base import ContainerSpec, Runtime
+from emulator.workers import protocol
+from emulator.workers.celery_app import ready_key
+
+
+@dataclass
+class Effects:
+    start: list[tuple[str, ContainerSpec]] = field(default_factory=list)  # (node id, spec)
+    stop: list[str] = field(default_factory=list)  # container ids: SIGTERM
+    kill: list[str] = field(default_factory=list)  # container ids: SIGKILL
+    remove: list[str] = field(default_factory=list)  # container ids
+    forget: list[str] = field(default_factory=list)  # node ids whose readiness flag goes
+    current: list[tuple[str, int]] = field(default_factory=list)  # (job key, attempt) now current
+    send: list[tuple[str, dict]] = field(default_factory=list)  # (queue, message), after `current`
+    clear: list[str] = field(default_factory=list)  # job keys no attempt of which may start any more
+    stop_jobs: list[str] = field(default_factory=list)  # job keys whose containers go
+
+
+def apply_jobs(effects: Effects, runtime: Runtime, broker: redis.Redis, celery: Celery, stack: str) -> None:
+    for job_key in effects.clear:
+        protocol.clear_current(broker, job_key)
+    for job_key in effects.stop_jobs:
+        for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job",
+                                       "amlemu.job": protocol.job_tag(job_key)}):
+            runtime.remove(container.id)
+    for job_key, attempt in effects.current:
+        protocol.set_current(broker, job_key, attempt)
+    for queue, message in effects.send:
+        celery.send_task(protocol.RUN_TASK, args=[message], queue=queue)
+
+
+def apply_nodes(effects: Effects, runtime: Runtime, broker: redis.Redis) -> None:
+    for container_id in effects.stop:
+        if container_id:
+            runtime.signal(container_id, "SIGTERM")
+    for container_id in effects.kill:
+        runtime.signal(container_id, "SIGKILL")
+    for container_id in effects.remove:
+        runtime.remove(container_id)
+    for node_id in effects.forget:
+        broker.delete(ready_key(node_id))

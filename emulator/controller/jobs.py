@@ -1,0 +1,289 @@
+"""Drives jobs from submission to their end.
+
+- NotStarted → Starting → Preparing: the environment image is resolved, or built in a worker thread.
+- Queued: `JobScheduler.schedule` (called by the cluster reconciler, inside its transaction) hands the oldest
+  queued job to idle nodes, all its ranks at once, and tells the autoscaler how many nodes are wanted.
+- Running and after: nodes report on the event stream (claimed, running, ended) and `apply_event` moves the
+  job on. A node lost mid-run sends its job back to the queue at once, as a new attempt.
+"""
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+
+from emulator.controller import launch
+from emulator.controller.effects import Effects
+from emulator.domain import jobs as job_rules
+from emulator.domain import artifacts, storage, vm_sizes
+from emulator.domain.cluster import ClusterSpec, NodeState
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.job import TERMINAL, JobStatus
+from emulator.errors import EmulatorError
+from emulator.services import computes
+from emulator.services.jobs import transition
+from emulator.settings import Settings
+from emulator.store.repositories import Repository
+from emulator.store.tables import Compute, Job, Node, Workspace
+from emulator.workers.celery_app import cluster_queue
+from emulator.workers.protocol import job_tag
+
+log = logging.getLogger("amlemu.controller")
+S = JobStatus
+RESEND_SECONDS = 10.0  # a dispatched rank nobody claimed by then is sent again (duplicates are harmless)
+STARTING = (S.NOT_STARTED.value, S.STARTING.value, S.PREPARING.value)
+
+
+def ref_of(workspace: Workspace) -> WorkspaceRef:
+    return WorkspaceRef(workspace.subscription, workspace.resource_group, workspace.name)
+
+
+def _rank_failed(rank: dict) -> bool:
+    return bool(rank.get("error") or rank.get("oom") or rank.get("exit_code") not in (0, None))
+
+
+def _failure(job: Job, rank: dict, cluster: ClusterSpec, settings: Settings) -> dict:
+    spec = job_rules.spec_of(job.body)
+    log_name = artifacts.log_name(int(rank.get("rank", 0)), spec.instance_count)
+    tail = rank.get("tail") or ""
+    if rank.get("error"):
+        return {"code": "UserError", "message": f"The job could not run on node {rank.get('node')}: {rank['error']}"}
+    if rank.get("oom"):
+        _cpus, memory = vm_sizes.scaled_limits(cluster.vm_size, settings.resource_scale)
+        return {"code": "UserError", "innerError": {"code": "OutOfMemory"},
+                "message": f"Out of memory: the job used all {memory / 2**30:.2f} GiB of its node "
+                           f"({cluster.vm_size.name}, {cluster.vm_size.memory_gb:g} GiB scaled by "
+                           f"AMLEMU_RESOURCE_SCALE={settings.resource_scale:g}) and was killed. Use a VM size with "
+                           f"more memory.\n{tail}".rstrip()}
+    return {"code": "UserError", "innerError": {"code": "ExitCode", "exitCode": rank.get("exit_code")},
+            "message": f"Execution failed. User process '{spec.command}' exited with status code "
+                       f"{rank.get('exit_code')}. Please check log file '{log_name}' for error details. "
+                       f"Error: {tail}".rstrip()}
+
+
+class JobScheduler:
+    """Job decisions that touch nodes; called by the cluster reconciler inside its transaction."""
+
+    def __init__(self, settings: Settings, host_has_gpus: Callable[[], bool]):
+        self.settings, self.host_has_gpus = settings, host_has_gpus
+
+    def schedule(self, repo: Repository, compute: Compute, nodes: list[Node], now: datetime,
+                 effects: Effects) -> tuple[int, int]:
+        """Dispatch what fits, first come first served. Returns (nodes wanted by jobs, ranks awaiting a node)."""
+        queued = repo.jobs_in((S.QUEUED.value,), compute.key)
+        pending = 0
+        for job in (j for j in queued if j.dispatched_at is not None):
+            unclaimed = self._unclaimed(job)
+            pending += len(unclaimed)
+            if unclaimed and (now - job.dispatched_at).total_seconds() >= RESEND_SECONDS:
+                self._send(repo, job, compute, unclaimed, effects)
+                job.dispatched_at = now
+        free = sum(n.state == NodeState.IDLE and n.run_id is None for n in nodes) - pending
+        waiting = 0
+        for job in (j for j in queued if j.dispatched_at is None):
+            size = job_rules.spec_of(job.body).instance_count
+            if waiting or size > free:  # first come, first served: a big job is not overtaken
+                waiting += size
+                continue
+            self._dispatch(repo, job, compute, now, effects)
+            free -= size
+            pending += size
+        return pending + waiting, pending
+
+    @staticmethod
+    def _unclaimed(job: Job) -> list[int]:
+        world = job_rules.spec_of(job.body).instance_count
+        return [r for r in range(world) if str(r) not in job.ranks]
+
+    def _dispatch(self, repo: Repository, job: Job, compute: Compute, now: datetime, effects: Effects) -> None:
+        job.attempt += 1
+        job.dispatched_at, job.ranks, job.modified_at = now, {}, now
+        self._send(repo, job, compute, self._unclaimed(job), effects)
+
+    def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> None:
+        workspace = repo.workspace(job.workspace_key)
+        attempts = launch.ranks(job.key, job.name, job.attempt, job.body, ref_of(workspace),
+                                computes.spec_of(compute), self.settings, job.image, list(job.notes),
+                                code_dir(repo, job), self.host_has_gpus())
+        effects.current.append((job.key, job.attempt))
+        effects.send += [(cluster_queue(compute.key), a.to_message()) for a in attempts if a.rank in ranks]
+
+    def node_lost(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects) -> None:
+        """A node went away (died, was removed) while bound to a job: that attempt is over."""
+        if not node.run_id:
+            return
+        job = repo.job(f"{compute.workspace_key}/jobs/{node.run_id}")
+        node.run_id = None
+        if job is None or S(job.status) in TERMINAL or job.dispatched_at is None:
+            return
+        if job.status == S.CANCEL_REQUESTED:
+            ranks = {r: {**v, "state": "ended"} if v.get("node") == node.node_id else v for r, v in job.ranks.items()}
+            job.ranks = ranks
+            return
+        log.warning("node %s was lost running %s attempt %s: back to the queue", node.node_id, job.name, job.attempt)
+        requeue(repo, job, now, effects, f"Node {node.node_id} was lost while running attempt {job.attempt}; "
+                                          "the job goes back to the queue.")
+
+
+def requeue(repo: Repository, job: Job, now: datetime, effects: Effects, message: str) -> None:
+    effects.clear.append(job.key)
+    effects.stop_jobs.append(job.key)
+    for node in repo.nodes(job.compute_key):
+        if node.run_id == job.name:  # the attempt's other ranks stop with it
+            node.run_id = None
+            if node.state == NodeState.RUNNING:
+                node.state, node.state_changed_at, node.idle_since = NodeState.IDLE.value, now, now
+    job.dispatched_at, job.ranks = None, {}
+    if job.status != S.QUEUED:
+        transition(job, S.QUEUED, now, message)
+    else:
+        job.history = [*job.history, {"status": S.QUEUED.value, "time": now.isoformat(), "attempt": job.attempt,
+                                      "message": message}]
+
+
+def code_dir(repo: Repository, job: Job) -> str | None:
+    code_id = job.body.get("codeId")
+    if not code_id:
+        return None
+    row = repo.asset_version(code_id)
+    where = storage.blob_location(row.body["codeUri"]) if row else None
+    if where is None:
+        raise EmulatorError(f"The code snapshot of job {job.name} ({code_id}) is not in the blob store.")
+    account, container, path = where
+    return str(Path("blobs", account, container, path))
+
+
+class JobReconciler:
+    """Job work that needs no nodes: events from nodes, preparation, cancellation, finalizing."""
+
+    def __init__(self, settings: Settings, prepare: Callable[[dict, Callable[[str], None]], object],
+                 cached: Callable[[dict], object | None]):
+        self.settings, self.prepare, self.cached = settings, prepare, cached
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="environment")
+        self.preparing: dict[str, Future] = {}
+
+    # events from nodes
+    def apply_event(self, repo: Repository, event: dict, now: datetime, effects: Effects) -> None:
+        kind = event.get("kind")
+        if kind not in ("claimed", "running", "ended"):
+            return  # "submitted" and friends only wake the loop
+        job, node = repo.job(event["job"]), repo.session.get(Node, event["node"])
+        if kind == "ended" and node is not None and job is not None and node.run_id == job.name:
+            node.run_id = None
+            if node.state == NodeState.RUNNING:
+                node.state, node.state_changed_at, node.idle_since = NodeState.IDLE.value, now, now
+        if job is None or event["attempt"] != job.attempt or S(job.status) in TERMINAL or job.dispatched_at is None:
+            return  # a stale attempt: its node stops it on its own
+        rank = str(event["rank"])
+        if kind == "claimed":
+            self._bind(job, node, rank, now)
+        elif kind == "running":
+            job.ranks = {**job.ranks, rank: {**job.ranks.get(rank, {}), "state": "running",
+                                             "container": event.get("container")}}
+            if job.status == S.QUEUED:
+                transition(job, S.RUNNING, now)
+        else:
+            job.ranks = {**job.ranks, rank: {**job.ranks.get(rank, {}), **event, "state": "ended"}}
+            self._settle(repo, job, now, effects)
+
+    @staticmethod
+    def _bind(job: Job, node: Node | None, rank: str, now: datetime) -> None:
+        job.ranks = {**job.ranks, rank: {"node": node.node_id if node else None, "state": "claimed", "rank": rank}}
+        if node is None:
+            return
+        node.run_id = job.name
+        if node.state in (NodeState.IDLE, NodeState.PREPARING):
+            node.state, node.state_changed_at, node.idle_since = NodeState.RUNNING.value, now, None
+
+    def _settle(self, repo: Repository, job: Job, now: datetime, effects: Effects) -> None:
+        world = job_rules.spec_of(job.body).instance_count
+        ranks = [job.ranks.get(str(r)) for r in range(world)]
+        ended = [r for r in ranks if r and r["state"] == "ended"]
+        if job.status == S.CANCEL_REQUESTED:
+            return  # `tick` ends it once no rank runs
+        failed = [r for r in ended if _rank_failed(r)]
+        if not failed and len(ended) < world:
+            return
+        if job.status == S.QUEUED:  # its "running" report was lost: it did run
+            transition(job, S.RUNNING, now)
+        effects.clear.append(job.key)
+        if failed:
+            effects.stop_jobs.append(job.key)  # the other ranks stop with it
+            compute = repo.compute(job.compute_key)
+            job.error = _failure(job, failed[0], computes.spec_of(compute), self.settings)
+            transition(job, S.FAILED, now, job.error["message"])
+        else:
+            transition(job, S.FINALIZING, now)
+
+    # the pass over jobs in flight
+    def tick(self, repo: Repository, now: datetime, effects: Effects) -> None:
+        for job in repo.jobs_in(STARTING):
+            self._advance(repo, job, now)
+        for job in repo.jobs_in((S.FINALIZING.value,)):
+            transition(job, S.COMPLETED, now)
+        for job in repo.jobs_in((S.CANCEL_REQUESTED.value,)):
+            effects.clear.append(job.key)
+            effects.stop_jobs.append(job.key)
+            if not any(r.get("state") in ("claimed", "running") for r in job.ranks.values()):
+                transition(job, S.CANCELED, now)
+        for job in repo.jobs_in(tuple(s.value for s in TERMINAL)):
+            if job.dispatched_at is not None:  # ended or cancelled with an attempt out: nothing of it may start
+                effects.clear.append(job.key)
+                effects.stop_jobs.append(job.key)
+                job.dispatched_at = None
+
+    def _advance(self, repo: Repository, job: Job, now: datetime) -> None:
+        if job.status == S.NOT_STARTED:
+            transition(job, S.STARTING, now)
+        if job.status == S.STARTING:
+            transition(job, S.PREPARING, now)
+        environment = repo.asset_version(job.body["environmentId"])
+        if environment is None:
+            self._fail(job, now, f"The environment {job.body['environmentId']} no longer exists.")
+            return
+        try:
+            prepared = self._prepared(job, environment.body, self._build_log(repo, job))
+        except EmulatorError as exc:
+            self._fail(job, now, exc.message)
+            return
+        if prepared is not None:
+            job.image, job.notes = prepared.image, list(prepared.notes)
+            transition(job, S.QUEUED, now)
+
+    def _build_log(self, repo: Repository, job: Job) -> Path:
+        """Azure's name for the image build's log, among the job's artifacts."""
+        job_dir = artifacts.directory(ref_of(repo.workspace(job.workspace_key)), job.name)
+        return self.settings.data_dir / job_dir / artifacts.BUILD_LOG
+
+    def _prepared(self, job: Job, environment: dict, build_log: Path):
+        """The prepared environment, or None while it builds (in a worker thread, never in the loop)."""
+        future = self.preparing.get(job.key)
+        if future is None:
+            quick = self.cached(environment)
+            if quick is not None:
+                return quick
+            self.preparing[job.key] = self.pool.submit(self._build, environment, build_log)
+            return None
+        if not future.done():
+            return None
+        del self.preparing[job.key]
+        return future.result()
+
+    def _build(self, environment: dict, build_log: Path):
+        build_log.parent.mkdir(parents=True, exist_ok=True)
+        with build_log.open("a") as out:
+            def progress(line: str) -> None:
+                out.write(line + "\n")
+                out.flush()
+            return self.prepare(environment, progress)
+
+    @staticmethod
+    def _fail(job: Job, now: datetime, message: str) -> None:
+        job.error = {"code": "UserError", "message": message}
+        transition(job, S.FAILED, now, message)
+
+    def active_attempts(self, repo: Repository) -> dict[str, int]:
+        """Job tag → the attempt whose containers may run (the sweep removes every other job container)."""
+        live = repo.jobs_in((S.QUEUED.value, S.RUNNING.value))
+        return {job_tag(j.key): j.attempt for j in live if j.dispatched_at is not None}

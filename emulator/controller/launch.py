@@ -1,0 +1,111 @@
+"""Turns a Queued job into the ranks nodes run: image, command with its placeholders resolved, mounts,
+environment, and the VM size's limits. No I/O: the node lays out the directories named here.
+
+Where things live, relative to the data directory (the blob store serves the same files to the SDK):
+- the job's artifacts (`jobs.download` brings them back as `artifacts/`):
+  blobs/<account>/azureml/ExperimentRun/dcid.<job>/{outputs,logs,user_logs/std_log.txt}
+- named outputs: blobs/<account>/azureml-blobstore-<workspace id>/azureml/<job>/<output>/ by default
+- each rank's working directory, a fresh copy of the code snapshot: jobs/<job tag>/<attempt>/<rank>/wd
+"""
+
+from pathlib import PurePosixPath
+
+from emulator.domain import artifacts, datastores, jobs, placeholders, vm_sizes
+from emulator.domain.cluster import ClusterSpec
+from emulator.domain.ids import WorkspaceRef
+from emulator.errors import ValidationFailed
+from emulator.settings import Settings
+from emulator.workers.protocol import Attempt, Mount, job_tag
+
+WD = "/mnt/azureml/wd"
+INPUTS, OUTPUTS = "/mnt/azureml/inputs", "/mnt/azureml/outputs"
+MASTER_PORT = "6105"  # the port Azure ML gives PyTorch's rendezvous
+
+
+def _inputs(ref: WorkspaceRef, inputs: dict[str, dict]) -> tuple[dict[str, str], list[Mount]]:
+    values, mounts = {}, []
+    for name, entry in inputs.items():
+        if entry["jobInputType"] == "literal":
+            values[name] = entry["value"]
+            continue
+        source = artifacts.blob_dir(datastores.resolve_uri(ref, entry["uri"], f"{jobs.P}.inputs.{name}.uri"))
+        if entry["jobInputType"] == "uri_file":
+            filename = PurePosixPath(source).name
+            target = f"{INPUTS}/{name}/{filename}"
+        else:
+            target = f"{INPUTS}/{name}"
+        mounts.append(Mount(source, target, read_only=True))
+        values[name] = target
+    return values, mounts
+
+
+def _outputs(ref: WorkspaceRef, job_name: str, outputs: dict[str, dict]) -> tuple[dict[str, str], list[Mount]]:
+    values, mounts = {}, []
+    for name, entry in outputs.items():
+        uri = entry.get("uri") or f"azureml://datastores/{datastores.BLOB_STORE}/paths/azureml/{job_name}/{name}/"
+        source = artifacts.blob_dir(datastores.resolve_uri(ref, uri, f"{jobs.P}.outputs.{name}.uri"))
+        mounts.append(Mount(source, f"{OUTPUTS}/{name}"))
+        values[name] = f"{OUTPUTS}/{name}" + (f"/{name}" if entry["jobOutputType"] == "uri_file" else "")
+    return values, mounts
+
+
+def _distribution_env(job_key: str, attempt: int, rank: int, world_size: int, stack: str) -> dict[str, str]:
+    if world_size == 1:
+        return {}
+    return {"MASTER_ADDR": container_name(stack, job_key, attempt, 0), "MASTER_PORT": MASTER_PORT,
+            "WORLD_SIZE": str(world_size), "RANK": str(rank), "NODE_RANK": str(rank), "LOCAL_RANK": "0",
+            "LOCAL_WORLD_SIZE": "1", "GROUP_RANK": str(rank), "AZUREML_NODE_COUNT": str(world_size),
+            "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": str(world_size)}
+
+
+def container_name(stack: str, job_key: str, attempt: int, rank: int) -> str:
+    """Unique per stack; ranks find rank 0 by this name on the jobs network."""
+    return f"amlemu-{stack}-job-{job_tag(job_key)}-{attempt}-{rank}"
+
+
+def gpu_plan(size: vm_sizes.VmSize, settings: Settings, host_has_gpus: bool) -> tuple[int, str | None]:
+    """(GPUs to give, a note for the log). No GPUs on the host: simulate on CPU, or refuse, as set."""
+    if size.gpus == 0 or host_has_gpus:
+        return size.gpus, None
+    if settings.gpu_mode == "refuse":
+        raise ValidationFailed(f"{size.name} has {size.gpus} GPU(s) and this host has none; AMLEMU_GPU_MODE=refuse "
+                               "stops the job. Set AMLEMU_GPU_MODE=simulate to run it on CPU.", target="computeId")
+    return 0, (f"amlemu: {size.name} has {size.gpus} GPU(s) but this host has none; the job runs on CPU "
+               "(AMLEMU_GPU_MODE=simulate).")
+
+
+def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: WorkspaceRef, cluster: ClusterSpec,
+          settings: Settings, image: str, notes: list[str], code_dir: str | None,
+          host_has_gpus: bool) -> list[Attempt]:
+    spec = jobs.spec_of(props)
+    input_values, input_mounts = _inputs(ref, spec.inputs)
+    output_values, output_mounts = _outputs(ref, job_name, spec.outputs)
+    command = placeholders.resolve(spec.command, {"inputs": input_values, "outputs": output_values})
+    gpus, gpu_note = gpu_plan(cluster.vm_size, settings, host_has_gpus)
+    cpus, memory = vm_sizes.scaled_limits(cluster.vm_size, settings.resource_scale)
+    job_dir = artifacts.directory(ref, job_name)
+    world = spec.instance_count
+    base_env = {**spec.environment_variables,
+                **{f"AZURE_ML_INPUT_{k}": v for k, v in input_values.items()},
+                **{f"AZURE_ML_OUTPUT_{k}": v for k, v in output_values.items()},
+                "AZUREML_RUN_ID": job_name, "AZUREML_ARM_SUBSCRIPTION": ref.subscription,
+                "AZUREML_ARM_RESOURCEGROUP": ref.resource_group, "AZUREML_ARM_WORKSPACE_NAME": ref.name,
+                "AZUREML_ARM_PROJECT_NAME": props.get("experimentName", jobs.DEFAULT_EXPERIMENT),
+                "AZUREML_CR_EXECUTION_WORKING_DIR_PATH": WD, "PYTHONUNBUFFERED": "1", "HOME": "/tmp"}
+    result = []
+    for rank in range(world):
+        work = f"jobs/{job_tag(job_key)}/{attempt}/{rank}"
+        result.append(Attempt(
+            job_key=job_key, job_name=job_name, attempt=attempt, rank=rank, world_size=world, image=image,
+            command=command, env={**base_env, **_distribution_env(job_key, attempt, rank, world, settings.stack)},
+            labels={"amlemu.stack": settings.stack, "amlemu.role": "job", "amlemu.job": job_tag(job_key),
+                    "amlemu.job-name": job_name[:200], "amlemu.attempt": str(attempt), "amlemu.rank": str(rank)},
+            container_name=container_name(settings.stack, job_key, attempt, rank), cpus=cpus, memory_bytes=memory,
+            gpus=gpus, network=settings.jobs_network, user=settings.job_user, workdir=f"{work}/wd",
+            code_dir=code_dir, log_file=f"{job_dir}/{artifacts.log_name(rank, world)}",
+            notes=[*notes, *([gpu_note] if gpu_note else [])],
+            mounts=[Mount(f"{job_dir}/outputs", f"{WD}/outputs"), Mount(f"{job_dir}/logs", f"{WD}/logs"),
+                    *input_mounts, *output_mounts],
+            make_dirs=[f"{job_dir}/outputs", f"{job_dir}/logs", f"{job_dir}/user_logs",
+                       *(m.source for m in output_mounts)]))
+    return result

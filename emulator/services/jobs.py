@@ -1,0 +1,129 @@
+"""Jobs: submit (checked against the workspace's computes, code and environments), read, list, cancel,
+and the one place a job's status changes."""
+
+from datetime import datetime
+
+from emulator.domain import datastores, jobs
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.job import JobStatus, advance, is_terminal, on_cancel
+from emulator.errors import Conflict, NotFound, ValidationFailed
+from emulator.services import assets, computes, workspaces
+from emulator.store.repositories import Repository
+from emulator.store.tables import Compute, Job
+
+P = jobs.P
+# What a PUT on an existing job may change; everything else about a submitted job is fixed.
+MUTABLE = ("tags", "description", "displayName", "isArchived", "properties")
+
+
+def transition(job: Job, target: JobStatus, now: datetime, message: str | None = None) -> None:
+    """Move a job to `target` (InvalidTransition if its machine forbids it) and record it in its history."""
+    status = advance(JobStatus(job.status), target)
+    job.status, job.status_changed_at, job.modified_at = status.value, now, now
+    if status == JobStatus.QUEUED:
+        job.queued_at = job.queued_at or now
+    if status == JobStatus.RUNNING and job.started_at is None:
+        job.started_at = now
+    if is_terminal(status):
+        job.ended_at = now
+    entry = {"status": status.value, "time": now.isoformat(), "attempt": job.attempt}
+    job.history = [*job.history, {**entry, "message": message} if message else entry]
+
+
+def _compute(repo: Repository, ref: WorkspaceRef, spec: jobs.JobSpec) -> Compute:
+    name = jobs.arm_child_name(spec.compute_id, "computes")
+    row = repo.compute(ref.child_id("computes", name))
+    target = f"{P}.computeId"
+    if row is None or row.provisioning_state == "Deleting":
+        raise ValidationFailed(f"Compute '{name}' was not found in workspace '{ref.name}'. Create it first, or list "
+                               "the computes with ml_client.compute.list().", target=target)
+    if row.compute_type != "AmlCompute":
+        raise ValidationFailed(f"Compute '{name}' is a {row.compute_type}; amlemu runs jobs on compute clusters "
+                               "(AmlCompute).", target=target)
+    max_nodes = computes.spec_of(row).scale.max_nodes
+    if spec.instance_count > max_nodes:
+        raise ValidationFailed(f"The job asks for {spec.instance_count} nodes but cluster '{name}' has at most "
+                               f"{max_nodes} (maxNodeCount).", target=f"{P}.resources.instanceCount")
+    return row
+
+
+def _asset(repo: Repository, ref: WorkspaceRef, arm_id: str, kind: str, target: str) -> None:
+    if arm_id.lower().startswith("azureml://registries/"):
+        raise ValidationFailed(f"{target} names a registry asset ({arm_id}); registries are not reachable offline. "
+                               "Register the asset in the workspace instead.", target=target)
+    name, version = jobs.version_ref(arm_id, kind, target)
+    try:
+        assets.get(repo, ref, kind, name, version)
+    except NotFound as exc:
+        raise ValidationFailed(exc.message, target=target) from exc
+
+
+def _check_uris(ref: WorkspaceRef, spec: jobs.JobSpec) -> None:
+    """Inputs and outputs must point into the workspace's datastores, where jobs can mount them."""
+    for name, entry in spec.inputs.items():
+        if entry["jobInputType"] != "literal":
+            datastores.resolve_uri(ref, entry["uri"], f"{P}.inputs.{name}.uri")
+    for name, entry in spec.outputs.items():
+        if entry.get("uri"):
+            datastores.resolve_uri(ref, entry["uri"], f"{P}.outputs.{name}.uri")
+
+
+def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime) -> tuple[Job, bool]:
+    jobs.name(name)
+    workspaces.get(repo, ref)
+    props, spec = jobs.parse(body)
+    existing = repo.job(ref.child_id("jobs", name))
+    if existing is not None:
+        return _update(existing, props, now), False
+    compute = _compute(repo, ref, spec)
+    _check_uris(ref, spec)
+    if spec.code_id:
+        _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")
+    _asset(repo, ref, spec.environment_id, assets.ENVIRONMENTS, f"{P}.environmentId")
+    props["computeId"] = f"{ref.arm_id}/computes/{compute.name}"
+    job = Job(key=ref.child_id("jobs", name).lower(), workspace_key=ref.key, name=name, compute_key=compute.key,
+              body=props, status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now,
+              status_changed_at=now, history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(),
+                                               "attempt": 0}])
+    repo.add(job)
+    return job, True
+
+
+def _update(job: Job, props: dict, now: datetime) -> Job:
+    fixed = {k: v for k, v in props.items() if k not in MUTABLE and k != "computeId"}
+    stored = {k: v for k, v in job.body.items() if k not in MUTABLE and k != "computeId" and k in fixed}
+    changed = sorted(k for k in fixed if fixed[k] != stored.get(k))
+    if changed:
+        raise Conflict(f"Job '{job.name}' already exists; only {', '.join(MUTABLE)} can change, not "
+                       f"{', '.join(changed)}. Submit a new job (a new name) instead.", target=f"{P}.{changed[0]}")
+    job.body = {**job.body, **{k: props[k] for k in MUTABLE if k in props}}
+    job.modified_at = now
+    return job
+
+
+def get(repo: Repository, ref: WorkspaceRef, name: str) -> Job:
+    job = repo.job(ref.child_id("jobs", name))
+    if job is None:
+        raise NotFound(f"Job '{name}' was not found in workspace '{ref.name}'.", target="name")
+    return job
+
+
+def listed(repo: Repository, ref: WorkspaceRef, view: str) -> list[Job]:
+    workspaces.get(repo, ref)
+    archived = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}[view]
+    return [j for j in repo.jobs(ref.key) if bool(j.body.get("isArchived")) in archived]
+
+
+def cancel(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> Job:
+    """Nothing runs yet: Canceled at once. Something runs: CancelRequested; the controller stops it."""
+    job = get(repo, ref, name)
+    target = on_cancel(JobStatus(job.status))
+    if target.value != job.status:
+        transition(job, target, now)
+    return job
+
+
+def demand(jobs_queued: list[Job]) -> int:
+    """Nodes the queued, not yet dispatched jobs of a cluster need."""
+    return sum(jobs.spec_of(j.body).instance_count for j in jobs_queued if j.dispatched_at is None)
+

@@ -1,0 +1,146 @@
+"""What the controller and the nodes say to each other through Redis, besides Celery's messages.
+
+Dispatch is exactly-once in effect (semantics §11): every message carries (job, attempt, rank); the
+controller marks which attempt is current, and a node runs a message only if it is the current attempt's
+and nobody claimed that rank yet. Nodes report back on one stream that the controller reads through a
+consumer group, so an event survives a controller restart until it is applied and acknowledged.
+"""
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
+
+RUN_TASK = "amlemu.run_attempt"
+EVENTS = "amlemu:events"
+GROUP = "controller"
+CLAIM_TTL = 30 * 24 * 3600
+log = logging.getLogger("amlemu.protocol")
+
+# Claim a rank of the current attempt: KEYS = current, claim; ARGV = attempt, node.
+_CLAIM = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', tonumber(ARGV[3])) and 1 or 0
+"""
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: str  # relative to the data directory
+    target: str  # path in the job container
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One rank of one attempt of a job: everything a node needs to run it."""
+    job_key: str
+    job_name: str
+    attempt: int
+    rank: int
+    world_size: int
+    image: str
+    command: str
+    env: dict[str, str]
+    labels: dict[str, str]
+    container_name: str
+    cpus: float | None
+    memory_bytes: int | None
+    gpus: int
+    network: str | None
+    user: str | None
+    workdir: str  # relative to the data directory: the code snapshot is copied here
+    code_dir: str | None  # relative to the data directory
+    log_file: str  # relative to the data directory
+    notes: list[str] = field(default_factory=list)
+    mounts: list[Mount] = field(default_factory=list)
+    make_dirs: list[str] = field(default_factory=list)  # relative to the data directory
+
+    def to_message(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_message(cls, data: dict) -> "Attempt":
+        return cls(**{**data, "mounts": [Mount(**m) for m in data.get("mounts", [])]})
+
+
+def job_tag(job_key: str) -> str:
+    return hashlib.sha256(job_key.lower().encode()).hexdigest()[:16]
+
+
+def current_key(job_key: str) -> str:
+    return f"amlemu:job:{job_tag(job_key)}:current"
+
+
+def claim_key(job_key: str, attempt: int, rank: int) -> str:
+    return f"amlemu:job:{job_tag(job_key)}:{attempt}:{rank}:claim"
+
+
+def set_current(broker: redis.Redis, job_key: str, attempt: int) -> None:
+    broker.set(current_key(job_key), str(attempt))
+
+
+def clear_current(broker: redis.Redis, job_key: str) -> None:
+    """No attempt of the job may start any more (cancelled, requeued, ended)."""
+    broker.delete(current_key(job_key))
+
+
+def is_current(broker: redis.Redis, job_key: str, attempt: int) -> bool:
+    return broker.get(current_key(job_key)) == str(attempt).encode()
+
+
+def claim(broker: redis.Redis, attempt: Attempt, node_id: str) -> bool:
+    keys = [current_key(attempt.job_key), claim_key(attempt.job_key, attempt.attempt, attempt.rank)]
+    return bool(broker.eval(_CLAIM, 2, *keys, str(attempt.attempt), node_id, CLAIM_TTL))
+
+
+def resilient(url: str) -> redis.Redis:
+    """A client that rides out a Redis restart instead of dropping what it was saying."""
+    retry = Retry(ExponentialBackoff(cap=2.0, base=0.1), retries=60)
+    return redis.Redis.from_url(url, retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
+
+
+def report(broker: redis.Redis, kind: str, attempt: Attempt, node_id: str, **details) -> None:
+    event = {"kind": kind, "job": attempt.job_key, "attempt": attempt.attempt, "rank": attempt.rank,
+             "node": node_id, **details}
+    broker.xadd(EVENTS, {"event": json.dumps(event)})
+
+
+def nudge(broker: redis.Redis) -> None:
+    """Wake the controller: there is work it should not wait its interval for."""
+    broker.xadd(EVENTS, {"event": json.dumps({"kind": "wake"})})
+
+
+def ensure_group(broker: redis.Redis) -> None:
+    try:
+        broker.xgroup_create(EVENTS, GROUP, id="0", mkstream=True)
+    except redis.ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+def consume(broker: redis.Redis, consumer: str, apply: Callable[[dict], None], block_ms: int = 0) -> int:
+    """Apply pending events first (left by a controller that stopped mid-way), then new ones; ack each after."""
+    ensure_group(broker)
+    applied = 0
+    for start in ("0", ">"):
+        batches = broker.xreadgroup(GROUP, consumer, {EVENTS: start}, count=500,
+                                    block=block_ms if start == ">" and block_ms else None)
+        for _stream, entries in batches or []:
+            for entry_id, fields in entries:
+                if fields:  # a pending entry already deleted has no fields
+                    try:
+                        apply(json.loads(fields[b"event"]))
+                    except Exception:  # a bad event must not block the ones behind it
+                        log.exception("could not apply event %s", fields)
+                broker.xack(EVENTS, GROUP, entry_id)
+                broker.xdel(EVENTS, entry_id)
+                applied += 1
+    return applied

@@ -1,0 +1,250 @@
+"""Jobs through the real controller loop, real node containers (Celery workers), real job containers.
+
+The controller runs here one `tick()` at a time; every wait ticks it until a condition holds.
+"""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from emulator.controller.main import Controller
+from emulator.domain import artifacts, datastores, storage
+from emulator.runtime.images import EnvironmentImages
+from emulator.services import assets, computes, jobs, workspaces
+from emulator.services.environments import EnvironmentResolver
+from emulator.store.tables import Job, Node
+from emulator.workers import protocol
+from emulator.workers.celery_app import cluster_queue, make_celery
+from tests.waiting import wait_until
+
+JOB_TIMEOUT = 120.0
+IMAGE = "python:3.11-slim"  # resolves to the python stand-in
+ORDER = ["NotStarted", "Starting", "Preparing", "Queued", "Running", "Finalizing", "Completed"]
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Lab:
+    def __init__(self, settings, store, runtime, broker, docker_client, redis_host_url):
+        self.settings, self.store, self.runtime, self.broker = settings, store, runtime, broker
+        self.ref = workspaces.default_ref(settings)
+        with store.transaction() as repo:
+            workspaces.ensure_default(repo, settings, now())
+        broker.delete(protocol.EVENTS)
+        self.controller = Controller(settings, store, runtime, broker, now,
+                                     EnvironmentResolver(EnvironmentImages(docker_client)), redis_host_url)
+        self.redis_host_url = redis_host_url
+        self.account = storage.workspace_account(self.ref.name)
+        self._codes = 0
+
+    def cluster(self, name: str = "cpu", max_nodes: int = 2, idle: str = "PT1S", vm_size: str = "Standard_DS3_v2"):
+        body = {"properties": {"computeType": "AmlCompute", "properties": {
+            "vmSize": vm_size, "scaleSettings": {"minNodeCount": 0, "maxNodeCount": max_nodes,
+                                                 "nodeIdleTimeBeforeScaleDown": idle}}}}
+        with self.store.transaction() as repo:
+            computes.put(repo, self.ref, repo.workspace(self.ref.key), name, body, now())
+
+    def code(self, files: dict[str, str]) -> str:
+        self._codes += 1
+        folder = self.settings.data_dir / "blobs" / self.account / f"code-{self._codes}" / "src"
+        folder.mkdir(parents=True)
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        code_id = self.ref.child_id("codes", f"c{self._codes}") + "/versions/1"
+        uri = f"https://localhost:8443/blob/{self.account}/code-{self._codes}/src"
+        with self.store.transaction() as repo:
+            assets.put(repo, self.ref, assets.CODES, f"c{self._codes}", "1",
+                       {"properties": {"codeUri": uri, "isAnonymous": True}}, now())
+        return code_id
+
+    def environment(self, name: str = "py", **props) -> str:
+        with self.store.transaction() as repo:
+            assets.put(repo, self.ref, assets.ENVIRONMENTS, name, "1",
+                       {"properties": {"image": IMAGE, **props}}, now())
+        return self.ref.child_id("environments", name) + "/versions/1"
+
+    def submit(self, name: str, command: str, code_id: str | None = None, env_id: str | None = None,
+               compute: str = "cpu", **props) -> None:
+        body = {"jobType": "Command", "command": command, "environmentId": env_id or self.environment(),
+                "computeId": self.ref.child_id("computes", compute), **props}
+        if code_id:
+            body["codeId"] = code_id
+        with self.store.transaction() as repo:
+            jobs.put(repo, self.ref, name, {"properties": body}, now())
+
+    def job(self, name: str) -> Job:
+        with self.store.transaction() as repo:
+            return jobs.get(repo, self.ref, name)
+
+    def nodes(self, compute: str = "cpu") -> list[Node]:
+        with self.store.transaction() as repo:
+            return repo.nodes(self.ref.child_id("computes", compute))
+
+    def wait(self, predicate, timeout: float = JOB_TIMEOUT, message: str = "condition"):
+        def ticked():
+            self.controller.tick(wait_seconds=0.2)
+            return predicate()
+        return wait_until(ticked, timeout=timeout, interval=0.01, message=message)
+
+    def wait_status(self, name: str, *statuses: str, timeout: float = JOB_TIMEOUT) -> Job:
+        return self.wait(lambda: (j := self.job(name)).status in statuses and j, timeout,
+                         f"job {name} to be {'/'.join(statuses)}")
+
+    def artifacts(self, name: str) -> Path:
+        return self.settings.data_dir / artifacts.directory(self.ref, name)
+
+    def output(self, job_name: str, output: str) -> Path:
+        where = datastores.locate(self.ref, datastores.BLOB_STORE, f"azureml/{job_name}/{output}", "x")
+        return self.settings.data_dir / artifacts.blob_dir(where)
+
+    def job_containers(self) -> list:
+        return self.runtime.list({"amlemu.stack": self.settings.stack, "amlemu.role": "job"})
+
+
+@pytest.fixture
+def lab(settings, store, runtime, broker, docker_client, redis_host_url) -> Lab:
+    return Lab(settings, store, runtime, broker, docker_client, redis_host_url)
+
+
+MAIN = """
+import os, sys
+print("x is", sys.argv[1])
+print("env A =", os.environ["A"])
+os.makedirs("outputs", exist_ok=True)
+open("outputs/result.txt", "w").write("artifact")
+open(os.path.join(sys.argv[2], "model.txt"), "w").write("model " + sys.argv[1])
+print("cwd", os.getcwd(), "uid", os.getuid())
+"""
+
+
+def test_a_job_scales_a_cluster_from_zero_runs_and_scales_back(lab):
+    lab.cluster(idle="PT1S")
+    code = lab.code({"main.py": MAIN})
+    lab.submit("job-ok", "python main.py ${{inputs.x}} ${{outputs.model}}", code,
+               inputs={"x": {"jobInputType": "literal", "value": "42"}},
+               outputs={"model": {"jobOutputType": "uri_folder"}}, environmentVariables={"A": "b"})
+    running = lab.wait_status("job-ok", "Running", "Finalizing", "Completed")
+    assert running.attempt == 1
+    job = lab.wait_status("job-ok", "Completed")
+    statuses = [h["status"] for h in job.history]
+    assert statuses == ORDER, statuses
+    log = (lab.artifacts("job-ok") / "user_logs" / "std_log.txt").read_text()
+    assert "x is 42" in log and "env A = b" in log and "uid 1000" in log, log
+    assert "python:3.11-slim is not available offline" in log  # the stand-in says so
+    assert (lab.artifacts("job-ok") / "outputs" / "result.txt").read_text() == "artifact"
+    assert (lab.output("job-ok", "model") / "model.txt").read_text() == "model 42"
+    # Back to zero nodes after the idle time, and no job container left.
+    lab.wait(lambda: not lab.nodes(), 60, "the cluster to scale back to zero")
+    assert not lab.job_containers()
+
+
+def test_a_failing_command_fails_with_its_exit_code_and_log_tail(lab):
+    lab.cluster()
+    lab.submit("job-bad", "echo before; echo boom >&2; exit 7")
+    job = lab.wait_status("job-bad", "Failed")
+    assert "exited with status code 7" in job.error["message"] and "boom" in job.error["message"]
+    assert job.error["innerError"] == {"code": "ExitCode", "exitCode": 7}
+
+
+def test_running_out_of_memory_fails_the_job_and_not_the_node(lab):
+    lab.cluster(vm_size="Standard_D1_v2")  # 3.5 GiB × 0.25
+    lab.submit("job-oom", "python -c \"b = bytearray(3 * 1024 ** 3); print('survived')\"")
+    job = lab.wait_status("job-oom", "Failed")
+    assert job.error["innerError"] == {"code": "OutOfMemory"}, job.error
+    assert "Out of memory" in job.error["message"]
+    # The node lives on and takes the next job.
+    lab.submit("job-after", "echo fine")
+    lab.wait_status("job-after", "Completed")
+
+
+def test_an_unknown_image_fails_the_job_saying_how_to_provide_it(lab):
+    lab.cluster()
+    env = lab.environment("nope", image="example.com/team/private:1")
+    lab.submit("job-image", "echo hi", env_id=env)
+    job = lab.wait_status("job-image", "Failed", timeout=30)
+    assert "docker load" in job.error["message"]
+
+
+def test_cancelling_a_running_job_stops_its_container(lab):
+    lab.cluster()
+    lab.submit("job-long", "echo started; sleep 600")
+    lab.wait_status("job-long", "Running")
+    lab.wait(lambda: lab.job_containers(), 30, "the job container")
+    with lab.store.transaction() as repo:
+        assert jobs.cancel(repo, lab.ref, "job-long", now()).status == "CancelRequested"
+    job = lab.wait_status("job-long", "Canceled", timeout=60)
+    assert [h["status"] for h in job.history][-2:] == ["CancelRequested", "Canceled"]
+    lab.wait(lambda: not lab.job_containers(), 30, "the job container to go")
+    # The node is free again.
+    lab.submit("job-next", "echo next")
+    lab.wait_status("job-next", "Completed")
+
+
+def test_a_killed_node_sends_its_job_back_to_the_queue_at_once(lab, docker_client):
+    lab.cluster(max_nodes=1)
+    lab.submit("job-survivor", "echo attempt $AZUREML_RUN_ID; sleep 5; echo done")
+    lab.wait_status("job-survivor", "Running")
+    node = next(n for n in lab.nodes() if n.run_id == "job-survivor")
+    docker_client.containers.get(node.container_id).kill()
+    requeued = lab.wait(lambda: (j := lab.job("job-survivor")).attempt == 2 and j, 90, "a second attempt")
+    job = lab.wait_status("job-survivor", "Completed", timeout=120)
+    assert job.attempt == 2 and requeued.attempt == 2
+    assert "Queued" in [h["status"] for h in job.history if h["attempt"] == 1]
+
+
+def test_a_stale_delivery_does_nothing(lab):
+    lab.cluster(max_nodes=1, idle="PT10M")  # the node stays to take the replayed message
+    lab.submit("job-once", "echo ran-once")
+    job = lab.wait_status("job-once", "Completed")
+    # Replay the first attempt's message: the node acks it and runs nothing.
+    message = {"job_key": job.key, "job_name": job.name, "attempt": 1, "rank": 0, "world_size": 1,
+               "image": job.image, "command": "echo ran-twice", "env": {}, "labels": {}, "container_name": "x",
+               "cpus": None, "memory_bytes": None, "gpus": 0, "network": None, "user": None,
+               "workdir": "jobs/stale/wd", "code_dir": None, "log_file": "stale.txt"}
+    make_celery(lab.redis_host_url).send_task(protocol.RUN_TASK, args=[message], queue=cluster_queue(job.compute_key))
+    node = lab.nodes()[0]
+    lab.wait(lambda: "ignoring job-once attempt 1 rank 0" in lab.runtime.logs(node.container_id, tail=50), 30,
+             "the node to ignore the replayed message")
+    assert not (lab.settings.data_dir / "stale.txt").exists() and not lab.job_containers()
+    assert lab.job("job-once").attempt == 1
+
+
+RANKS = """
+import os, socket, sys, time
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+if rank == 0:
+    server = socket.create_server(("0.0.0.0", port))
+    total = rank + 1
+    for _ in range(world - 1):
+        conn, _ = server.accept()
+        total += int(conn.recv(16))
+    print("sum", total)
+    open("outputs/sum.txt", "w").write(str(total))
+else:
+    deadline = time.time() + 60
+    while True:
+        try:
+            socket.create_connection((addr, port), timeout=2).sendall(str(rank + 1).encode())
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+    print("sent", rank + 1)
+"""
+
+
+def test_a_multi_node_job_starts_all_ranks_with_rendezvous_variables(lab):
+    lab.cluster(max_nodes=3)
+    code = lab.code({"ranks.py": RANKS})
+    lab.submit("job-gang", "python ranks.py", code, resources={"instanceCount": 3},
+               distribution={"distributionType": "PyTorch", "processCountPerInstance": 1})
+    job = lab.wait_status("job-gang", "Completed", "Failed", timeout=180)
+    assert job.status == "Completed", job.error
+    assert (lab.artifacts("job-gang") / "outputs" / "sum.txt").read_text() == "6"
+    assert "sum 6" in (lab.artifacts("job-gang") / "user_logs" / "std_log_process_0.txt").read_text()
+    assert sorted(job.ranks) == ["0", "1", "2"]

@@ -1,0 +1,77 @@
+"""The real SDK uploads to and downloads from a datastore of a live api process (HTTPS, no Docker), reaching
+https://<account>.blob.localhost:<port> through the client shim, with only the `amlemu env` variables."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from emulator.cli.stack import Stack
+from emulator.domain import datastores
+from emulator.domain.ids import WorkspaceRef
+
+PROBE = Path(__file__).with_name("datastore_probe.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.upper().startswith("AMLEMU_")}
+
+
+@pytest.fixture
+def live_api(tmp_path):
+    port = _free_port()
+    home = tmp_path / "home"
+    env = {**_clean_env(), "AMLEMU_DATA_DIR": str(home), "AMLEMU_LISTEN_HOST": "127.0.0.1",
+           "AMLEMU_LISTEN_PORT": str(port), "AMLEMU_PUBLIC_PORT": str(port)}
+    api = subprocess.Popen([sys.executable, "-m", "emulator", "api"], env=env, cwd=ROOT,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        stack = Stack(home=home, port=port, project="unused")
+        if not stack.wait_healthy(timeout=60):
+            api.kill()
+            pytest.fail(f"the api did not start: {api.communicate(timeout=10)[1][-3000:]}")
+        yield stack
+    finally:
+        api.terminate()
+        try:
+            api.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            api.kill()
+            api.wait(timeout=10)
+
+
+def test_sdk_uploads_and_downloads_through_the_default_datastore(live_api, tmp_path):
+    source, destination = tmp_path / "local", tmp_path / "downloaded"
+    (source / "sub").mkdir(parents=True)
+    (source / "train.csv").write_text("a,b\n1,2\n")
+    (source / "sub" / "notes.txt").write_text("hello")
+    env = {**_clean_env(), **live_api.env_vars(), "AMLEMU_HOME": str(live_api.home)}
+    result = subprocess.run([sys.executable, str(PROBE), str(source), str(destination)], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["default"] == "workspaceblobstore"
+    assert seen["listed"] == ["workspaceartifactstore", "workspaceblobstore"]
+    assert seen["account_url"] == f"https://amlemustore.blob.localhost:{live_api.port}"
+    assert seen["credential_is_sas"] and seen["container"].startswith("azureml-blobstore-")
+    # The URI a job would carry for this input, resolved as the emulator will resolve it to mount it.
+    ref = WorkspaceRef(live_api.subscription, live_api.resource_group, live_api.workspace)
+    account, container, blob = datastores.resolve_uri(ref, seen["uri"], "inputs.data.path")
+    assert (account, container) == ("amlemustore", seen["container"]) and blob.startswith("LocalUpload/")
+    stored = live_api.home / "blobs" / account / container / blob
+    assert (stored / "train.csv").read_text() == "a,b\n1,2\n"
+    assert (stored / "sub" / "notes.txt").read_text() == "hello"
+    downloaded = {p.relative_to(destination).as_posix(): p.read_text() for p in destination.rglob("*")
+                  if p.is_file()}
+    assert sorted(downloaded.values()) == ["a,b\n1,2\n", "hello"], downloaded
