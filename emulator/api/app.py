@@ -25,7 +25,7 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "computes", "locations", "vmSizes", "usages", "computeOperationsStatus", "listNodes", "metadata",
     "endpoints", "msi", "token", "Microsoft.Resources", "deployments", "operations", "codes", "environments",
     "versions", "startPendingUpload", "datastores", "listSecrets", "jobs", "cancel", "cancelStatus", "history",
-    "runs", "details", "rundata", "discovery")}
+    "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
               "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs"}

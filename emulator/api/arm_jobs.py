@@ -5,7 +5,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from emulator.api.arm import iso, system_data, workspace_id
-from emulator.domain import artifacts, storage
+from emulator.domain import artifacts, datastores, storage
 from emulator.domain.ids import PROVIDER, WorkspaceRef
 from emulator.settings import Settings
 from emulator.store.tables import Job, Workspace
@@ -23,15 +23,25 @@ def job(row: Job, workspace: Workspace, settings: Settings) -> dict:
             "systemData": system_data(row.created_at, row.modified_at), "properties": props}
 
 
-def run(row: Job) -> dict:
-    """A RunHistory run. Its outputs stay unlisted: the SDK then finds named outputs at their default
-    datastore paths (azureml/<job>/<output>/), where jobs write them."""
+_OUTPUT_TYPES = {"uri_file": "uri_file"}  # folders and models alike download as folders
+
+
+def run_outputs(row: Job, workspace: Workspace) -> dict:
+    """RunHistory's view of a job's named outputs: asset ids the data plane resolves to datastore URIs."""
+    guid = datastores.workspace_guid(workspace.key)
+    return {name: {"assetId": artifacts.output_asset_id(workspace.location, guid, row.name, name),
+                   "type": _OUTPUT_TYPES.get(entry["jobOutputType"], "uri_folder")}
+            for name, entry in row.body.get("outputs", {}).items()}
+
+
+def run(row: Job, workspace: Workspace) -> dict:
+    """A RunHistory run."""
     return {"runId": row.name, "runUuid": str(uuid.uuid5(uuid.NAMESPACE_URL, row.key)), "status": row.status,
             "createdUtc": iso(row.created_at), "startTimeUtc": iso(row.started_at), "endTimeUtc": iso(row.ended_at),
             "experimentId": row.body.get("experimentName"), "displayName": row.body.get("displayName"),
             "target": row.compute_key.rsplit("/", 1)[-1], "tags": row.body.get("tags", {}),
             "properties": row.body.get("properties", {}), "error": {"error": row.error} if row.error else None,
-            "outputs": None, "runType": "azureml.CommandJob", "attempt": row.attempt}
+            "outputs": run_outputs(row, workspace), "runType": "azureml.CommandJob", "attempt": row.attempt}
 
 
 def _log_files(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, now: datetime) -> dict[str, str]:
@@ -47,9 +57,10 @@ def _log_files(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, n
     return {name: f"{base}/{quote(name)}?{sas}" for name in names}
 
 
-def run_details(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, now: datetime) -> dict:
+def run_details(row: Job, workspace: Workspace, settings: Settings, secret: bytes, now: datetime) -> dict:
     """What `jobs.stream` polls: the status, the log files, and the error of a failed job."""
-    base = run(row)
+    base = run(row, workspace)
+    ref = WorkspaceRef(workspace.subscription, workspace.resource_group, workspace.name)
     return {"runId": base["runId"], "runUuid": base["runUuid"], "status": row.status, "target": base["target"],
             "createdTimeUtc": base["createdUtc"], "startTimeUtc": base["startTimeUtc"],
             "endTimeUtc": base["endTimeUtc"], "error": base["error"], "warnings": [],

@@ -75,10 +75,10 @@ def down() -> None:
     stack = Stack.from_env()
     runtime = DockerRuntime()
     stack.compose("stop", "controller")  # first, so that no node starts while they are removed
-    nodes = runtime.list({"amlemu.stack": stack.label, "amlemu.role": "node"})
-    with console.status(f"[bold]removing {len(nodes)} node container(s)[/]"):
-        for container in nodes:
-            runtime.remove(container.id)
+    containers = [c for role in ("node", "job") for c in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role})]
+    with console.status(f"[bold]removing {len(containers)} node and job container(s)[/]"):
+        for container in containers:
+            runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
     stack.compose("down")
     console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))
 

@@ -42,7 +42,7 @@ def _inputs(ref: WorkspaceRef, inputs: dict[str, dict]) -> tuple[dict[str, str],
 def _outputs(ref: WorkspaceRef, job_name: str, outputs: dict[str, dict]) -> tuple[dict[str, str], list[Mount]]:
     values, mounts = {}, []
     for name, entry in outputs.items():
-        uri = entry.get("uri") or f"azureml://datastores/{datastores.BLOB_STORE}/paths/azureml/{job_name}/{name}/"
+        uri = artifacts.output_uri(job_name, name, entry)
         source = artifacts.blob_dir(datastores.resolve_uri(ref, uri, f"{jobs.P}.outputs.{name}.uri"))
         mounts.append(Mount(source, f"{OUTPUTS}/{name}"))
         values[name] = f"{OUTPUTS}/{name}" + (f"/{name}" if entry["jobOutputType"] == "uri_file" else "")

@@ -28,3 +28,24 @@ def directory(ref: WorkspaceRef, job_name: str) -> str:
 def log_name(rank: int, world_size: int) -> str:
     """Azure's names: one std_log.txt, or one per process for distributed jobs (rank 0's is what streams)."""
     return "user_logs/std_log.txt" if world_size == 1 else f"user_logs/std_log_process_{rank}.txt"
+
+
+def output_uri(job_name: str, name: str, entry: dict) -> str:
+    """Where a named output goes: the path the user gave, else Azure's default in the workspace blob store."""
+    return entry.get("uri") or f"azureml://datastores/{datastores.BLOB_STORE}/paths/azureml/{job_name}/{name}/"
+
+
+def output_asset_id(location: str, workspace_guid: str, job_name: str, name: str) -> str:
+    """The id RunHistory gives a job's output, in Azure's spelling; `output_of` reads it back."""
+    return (f"azureml://locations/{location}/workspaces/{workspace_guid}/data/"
+            f"azureml_{job_name}_output_data_{name}/versions/1")
+
+
+def output_of(asset_id: str) -> list[tuple[str, str]]:
+    """Every (job name, output name) an output asset id can mean: both names may contain '_'."""
+    asset = asset_id.rstrip("/").split("/data/", 1)[-1].split("/versions/", 1)[0]
+    if not asset.startswith("azureml_"):
+        return []
+    asset = asset[len("azureml_"):]
+    marker = "_output_data_"
+    return [(asset[:i], asset[i + len(marker):]) for i in range(len(asset)) if asset.startswith(marker, i)]

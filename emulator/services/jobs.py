@@ -3,7 +3,7 @@ and the one place a job's status changes."""
 
 from datetime import datetime
 
-from emulator.domain import datastores, jobs
+from emulator.domain import artifacts, datastores, jobs
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.job import JobStatus, advance, is_terminal, on_cancel
 from emulator.errors import Conflict, NotFound, ValidationFailed
@@ -127,3 +127,14 @@ def demand(jobs_queued: list[Job]) -> int:
     """Nodes the queued, not yet dispatched jobs of a cluster need."""
     return sum(jobs.spec_of(j.body).instance_count for j in jobs_queued if j.dispatched_at is None)
 
+
+
+def output_location(repo: Repository, ref: WorkspaceRef, asset_id: str) -> dict | None:
+    """{uri, type} of the job output an asset id from RunHistory names, or None."""
+    for job_name, output in artifacts.output_of(asset_id):
+        job = repo.job(ref.child_id("jobs", job_name))
+        entry = job.body.get("outputs", {}).get(output) if job else None
+        if entry is not None:
+            kind = "uri_file" if entry["jobOutputType"] == "uri_file" else "uri_folder"
+            return {"uri": artifacts.output_uri(job.name, output, entry), "type": kind}
+    return None

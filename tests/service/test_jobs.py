@@ -143,3 +143,18 @@ def test_job_routes_need_a_token(client, ready):
 def test_jobs_of_another_subscription_are_not_found(client, auth, ready):
     other = JOBS.replace(SUB, "11111111-1111-1111-1111-111111111111")
     assert_arm_error(client.put(f"{other}/j", params=API, headers=auth, json=job_body()), 404)
+
+
+def test_run_data_lists_outputs_the_data_plane_resolves(client, auth, ready):
+    put_job(client, auth, "my_job_1", job_body())
+    outputs = client.post(f"{HISTORY}/rundata", headers=auth, json={"runId": "my_job_1"}).json()["runMetadata"][
+        "outputs"]
+    assert list(outputs) == ["model"] and outputs["model"]["type"] == "uri_folder"
+    asset_id = outputs["model"]["assetId"]
+    resolved = client.post(f"/data/v1.0{WS_PATH}/dataversion/batchGetResolvedUris", headers=auth,
+                           json={"values": [asset_id, "azureml://locations/local/workspaces/x/data/nope/versions/1"]})
+    assert resolved.status_code == 200, resolved.text
+    assert resolved.json() == {"values": {asset_id: {
+        "uri": "azureml://datastores/workspaceblobstore/paths/azureml/my_job_1/model/", "type": "uri_folder"}}}
+    bad = client.post(f"/data/v1.0{WS_PATH}/dataversion/batchGetResolvedUris", headers=auth, json={"values": "x"})
+    assert_arm_error(bad, 400, target="values")
