@@ -80,6 +80,7 @@ def down() -> None:
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
     stack.compose("down")
+    runtime.remove_network(f"{stack.network}-jobs")
     console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))
 
 

@@ -26,6 +26,7 @@ class Stack:
     port: int
     project: str
     label: str = "amlemu"  # the amlemu.stack label on every container of this stack
+    network: str = "amlemu"  # the compose network; job containers get <network>-jobs
     subscription: str = DEFAULT_SUBSCRIPTION
     resource_group: str = "amlemu"
     workspace: str = "amlemu"
@@ -34,7 +35,8 @@ class Stack:
     def from_env(cls) -> "Stack":
         home = Path(os.environ.get("AMLEMU_HOME") or ROOT / ".amlemu").resolve()
         return cls(home=home, port=int(os.environ.get("AMLEMU_PORT", "8443")),
-                   project=os.environ.get("AMLEMU_PROJECT", "amlemu"), label=os.environ.get("AMLEMU_STACK", "amlemu"))
+                   project=os.environ.get("AMLEMU_PROJECT", "amlemu"), label=os.environ.get("AMLEMU_STACK", "amlemu"),
+                   network=os.environ.get("AMLEMU_NETWORK", "amlemu"))
 
     @property
     def url(self) -> str:

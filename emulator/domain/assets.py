@@ -3,7 +3,7 @@
 import re
 from dataclasses import dataclass
 
-from emulator.domain import payload
+from emulator.domain import environments, payload
 from emulator.errors import ValidationFailed
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$")
@@ -102,6 +102,7 @@ def environment_version(body: object) -> dict:
     conda = props.get("condaFile")
     if conda is not None:
         conda = payload.required_string(conda, "properties.condaFile")
+        environments.parse_conda(conda)  # refused now rather than when a job needs it
         if build is not None:
             raise ValidationFailed("properties.condaFile goes with properties.image; a build context brings its "
                                    "own Dockerfile.", target="properties.condaFile")

@@ -118,6 +118,15 @@ class DockerRuntime:
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
 
+    def remove_network(self, name: str) -> None:
+        try:
+            for network in self.client.networks.list(names=[name]):
+                network.remove()
+        except NotFound:
+            pass
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+
     def has_gpus(self) -> bool:
         """NVIDIA GPUs reach containers through the nvidia runtime; without it there are none to give."""
         try:

@@ -33,9 +33,11 @@ def stack(tmp_path_factory) -> Stack:
     finally:
         runtime = DockerRuntime()
         stack.compose("stop", "controller", capture=True)
-        for container in runtime.list({"amlemu.stack": env["AMLEMU_STACK"], "amlemu.role": "node"}):
-            runtime.remove(container.id)
+        for role in ("node", "job"):
+            for container in runtime.list({"amlemu.stack": env["AMLEMU_STACK"], "amlemu.role": role}):
+                runtime.remove(container.id)
         stack.compose("down", "-v", capture=True)
+        runtime.remove_network(f"{env['AMLEMU_NETWORK']}-jobs")
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
