@@ -62,3 +62,44 @@ def test_down_then_up_keeps_workspaces_and_computes(stack, ml_client, nodes_of):
     assert len(nodes_of("e2e-keep")) == 1
     ml_client.compute.begin_delete("e2e-keep").result()
     assert not _stack_containers()
+
+
+def _job_log(stack, job_name: str) -> str:
+    from emulator.domain import artifacts
+    from emulator.domain.ids import WorkspaceRef
+
+    ref = WorkspaceRef(stack.subscription, stack.resource_group, stack.workspace)
+    return (Path(stack.home) / artifacts.directory(ref, job_name) / "user_logs" / "std_log.txt").read_text()
+
+
+def _job_containers() -> list:
+    return DockerRuntime().list({"amlemu.stack": os.environ["AMLEMU_STACK"], "amlemu.role": "job"})
+
+
+@pytest.mark.parametrize("service", ["controller", "api", "redis"])
+def test_restart_while_jobs_queue_and_run_loses_none_and_runs_none_twice(stack, ml_client, service):
+    from azure.ai.ml import command
+    from azure.ai.ml.entities import Environment
+
+    name = f"e2e-rj-{service[:4]}"
+    ml_client.compute.begin_create_or_update(AmlCompute(name=name, size="Standard_D2_v3", min_instances=0,
+                                                        max_instances=1)).result()
+    env = Environment(image="python:3.11-slim")
+    running = ml_client.jobs.create_or_update(command(
+        command="echo started $AZUREML_RUN_ID; sleep 10; echo finished", environment=env, compute=name))
+    queued = ml_client.jobs.create_or_update(command(command="echo second", environment=env, compute=name))
+    wait_until(lambda: ml_client.jobs.get(running.name).status == "Running", timeout=120, message="first job running")
+    assert ml_client.jobs.get(queued.name).status == "Queued"  # one node: the second waits for it
+
+    stack.compose("restart", service, capture=True)
+    assert stack.wait_healthy(timeout=90)
+
+    for job in (running, queued):
+        wait_until(lambda j=job: ml_client.jobs.get(j.name).status in ("Completed", "Failed"), timeout=180,
+                   interval=0.5, message=f"{job.name} to end")
+        assert ml_client.jobs.get(job.name).status == "Completed"
+    log = _job_log(stack, running.name)
+    assert log.count("started") == 1 and log.count("finished") == 1, log  # ran once, to its end
+    assert "second" in _job_log(stack, queued.name)
+    wait_until(lambda: not _job_containers(), timeout=30, message="no job container left")
+    ml_client.compute.begin_delete(name).result()

@@ -1,0 +1,1 @@
+"""amlemu benchmarks: `python -m bench.run` (or `make bench`)."""
