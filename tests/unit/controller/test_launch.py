@@ -1,0 +1,68 @@
+"""What a node is told to run for each rank of a job: pure, no Docker."""
+
+import pytest
+
+from emulator.controller import launch
+from emulator.domain import artifacts, cluster, vm_sizes
+from emulator.domain.ids import WorkspaceRef
+from emulator.errors import ValidationFailed
+from emulator.settings import Settings
+
+REF = WorkspaceRef("00000000-0000-0000-0000-000000000000", "rg", "ws")
+KEY = REF.child_id("jobs", "job-1").lower()
+
+
+def props(**extra) -> dict:
+    return {"jobType": "Command", "command": "python t.py --d ${{inputs.d}} --n ${{inputs.n}} --m ${{outputs.m}}",
+            "environmentId": "e", "computeId": "c", "environmentVariables": {"A": "1"},
+            "inputs": {"d": {"jobInputType": "uri_file", "uri": "azureml://datastores/workspaceblobstore/paths/up/x.csv"},
+                       "n": {"jobInputType": "literal", "value": "7"}},
+            "outputs": {"m": {"jobOutputType": "uri_folder"}}, **extra}
+
+
+def ranks(size: str = "Standard_DS3_v2", settings: Settings | None = None, gpus: bool = False, **extra):
+    spec = cluster.ClusterSpec(vm_sizes.find(size), "Dedicated", cluster.ScaleSettings(0, 4))
+    return launch.ranks(KEY, "job-1", 2, props(**extra), REF, spec, settings or Settings(stack="s"), "img", ["n1"],
+                        "blobs/acct/c/src", gpus)
+
+
+def test_one_rank_with_inputs_outputs_limits_and_its_log():
+    (rank,) = ranks()
+    assert rank.command == ("python t.py --d /mnt/azureml/inputs/d/x.csv --n 7 --m /mnt/azureml/outputs/m")
+    mounts = {m.target: m for m in rank.mounts}
+    assert mounts["/mnt/azureml/inputs/d/x.csv"].read_only
+    assert mounts["/mnt/azureml/inputs/d/x.csv"].source.endswith("/up/x.csv")
+    assert mounts["/mnt/azureml/outputs/m"].source.endswith("/azureml/job-1/m") and not mounts[
+        "/mnt/azureml/outputs/m"].read_only
+    assert mounts["/mnt/azureml/wd/outputs"].source == artifacts.directory(REF, "job-1") + "/outputs"
+    assert rank.log_file.endswith("ExperimentRun/dcid.job-1/user_logs/std_log.txt")
+    assert (rank.cpus, rank.memory_bytes) == (1.0, int(3.5 * 2 ** 30))  # DS3_v2 (4, 14 GiB) × 0.25
+    assert rank.env["A"] == "1" and rank.env["AZURE_ML_INPUT_n"] == "7" and rank.env["AZUREML_RUN_ID"] == "job-1"
+    assert "MASTER_ADDR" not in rank.env and rank.user == "1000:1000" and rank.network == "amlemu-jobs"
+    assert rank.labels["amlemu.attempt"] == "2" and rank.notes == ["n1"]
+
+
+def test_a_multi_node_job_gets_one_rank_per_node_with_rendezvous_variables():
+    ranks_ = ranks(resources={"instanceCount": 3})
+    assert [r.rank for r in ranks_] == [0, 1, 2]
+    master = ranks_[0].container_name
+    for r in ranks_:
+        assert r.env["MASTER_ADDR"] == master and r.env["MASTER_PORT"] == launch.MASTER_PORT
+        assert (r.env["RANK"], r.env["WORLD_SIZE"]) == (str(r.rank), "3")
+        assert r.log_file.endswith(f"user_logs/std_log_process_{r.rank}.txt")
+    assert len({r.container_name for r in ranks_}) == 3 and len({r.workdir for r in ranks_}) == 3
+
+
+def test_gpu_sizes_simulate_or_refuse_without_gpus():
+    (rank,) = ranks("Standard_NC6s_v3")
+    assert rank.gpus == 0 and "runs on CPU" in rank.notes[-1]
+    with pytest.raises(ValidationFailed, match="AMLEMU_GPU_MODE=refuse"):
+        ranks("Standard_NC6s_v3", Settings(stack="s", gpu_mode="refuse"))
+    (given,) = ranks("Standard_NC6s_v3", gpus=True)
+    assert given.gpus == 1
+
+
+def test_output_asset_ids_read_back_whatever_the_underscores():
+    asset = artifacts.output_asset_id("local", "guid", "my_job_1", "model_out")
+    assert ("my_job_1", "model_out") in artifacts.output_of(asset)
+    assert artifacts.output_of("azureml://locations/x/workspaces/y/data/other/versions/1") == []
