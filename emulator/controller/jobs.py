@@ -218,8 +218,14 @@ class JobReconciler:
 
     # the pass over jobs in flight
     def tick(self, repo: Repository, now: datetime, effects: Effects) -> None:
-        for job in repo.jobs_in(STARTING):
+        starting = repo.jobs_in(STARTING)
+        for key in set(self.preparing) - {j.key for j in starting}:  # cancelled while its image builds
+            self.preparing.pop(key)
+        for job in starting:
             self._advance(repo, job, now)
+        for job in repo.jobs_in((S.QUEUED.value,)):
+            if repo.compute(job.compute_key) is None:
+                self._fail(job, now, f"The compute cluster {job.body.get('computeId')} was deleted.")
         for job in repo.jobs_in((S.FINALIZING.value,)):
             transition(job, S.COMPLETED, now)
         for job in repo.jobs_in((S.CANCEL_REQUESTED.value,)):

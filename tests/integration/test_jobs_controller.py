@@ -117,6 +117,8 @@ os.makedirs("outputs", exist_ok=True)
 open("outputs/result.txt", "w").write("artifact")
 open(os.path.join(sys.argv[2], "model.txt"), "w").write("model " + sys.argv[1])
 print("cwd", os.getcwd(), "uid", os.getuid())
+print("docker socket visible:", os.path.exists("/var/run/docker.sock"))
+print("no_new_privs:", [l.split()[1] for l in open("/proc/self/status") if l.startswith("NoNewPrivs")][0])
 """
 
 
@@ -133,6 +135,7 @@ def test_a_job_scales_a_cluster_from_zero_runs_and_scales_back(lab):
     assert statuses == ORDER, statuses
     log = (lab.artifacts("job-ok") / "user_logs" / "std_log.txt").read_text()
     assert "x is 42" in log and "env A = b" in log and "uid 1000" in log, log
+    assert "docker socket visible: False" in log and "no_new_privs: 1" in log, log  # user code is unprivileged
     assert "python:3.11-slim is not available offline" in log  # the stand-in says so
     assert (lab.artifacts("job-ok") / "outputs" / "result.txt").read_text() == "artifact"
     assert (lab.output("job-ok", "model") / "model.txt").read_text() == "model 42"
@@ -248,3 +251,14 @@ def test_a_multi_node_job_starts_all_ranks_with_rendezvous_variables(lab):
     assert (lab.artifacts("job-gang") / "outputs" / "sum.txt").read_text() == "6"
     assert "sum 6" in (lab.artifacts("job-gang") / "user_logs" / "std_log_process_0.txt").read_text()
     assert sorted(job.ranks) == ["0", "1", "2"]
+
+
+def test_deleting_the_cluster_fails_the_jobs_queued_on_it(lab):
+    lab.cluster()
+    lab.submit("job-orphan", "sleep 600")
+    lab.wait_status("job-orphan", "Queued", "Running")
+    with lab.store.transaction() as repo:
+        computes.delete(repo, lab.ref, "cpu", now())
+    job = lab.wait_status("job-orphan", "Failed", timeout=60)
+    assert "was deleted" in job.error["message"]
+    lab.wait(lambda: not lab.job_containers(), 30, "no job container left")
