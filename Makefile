@@ -43,3 +43,8 @@ compose: venv
 
 clean: down
 	rm -rf .amlemu
+
+# Speed against raw Docker baselines taken in the same run: a stack of its own, the real SDK (several minutes).
+.PHONY: bench
+bench: venv compose
+	$(BIN)/python -m bench.run
