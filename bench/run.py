@@ -67,6 +67,7 @@ COLD_PHASES = WARM_PHASES[:2] + [
     ("node: container started → first log line (Python imports, clients)", "node_started", "node_first_log"),
     ("node: first log line → Celery worker ready", "node_first_log", "node_ready"),
     ("controller: node ready → rank received (next pass)", "node_ready", "received")] + WARM_PHASES[3:]
+STEPS = [what for what, _a, _b in WARM_PHASES[:3] + COLD_PHASES[2:]]  # the order they are shown in
 
 
 # ---------------------------------------------------------------- the stack, as tests/e2e/conftest.py runs it
@@ -316,7 +317,7 @@ def throughput(ml, compute: str, stack: Stack, events: ContainerEvents, jobs: in
 # One throughput job's life on its node, in consecutive marks: their medians say where a node's time goes.
 CYCLE = [("controller + node: previous job Completed → container created (dispatch, Celery, claim)", "previous", "created"),
          ("docker: container created → started", "created", "started"),
-         ("node report → controller stores Running", "started", "running"),
+         ("(beside the node's path) node report → controller stores Running", "started", "running"),
          ("container started → died (sleep 1, as Docker saw it)", "started", "died"),
          ("node: container died → removed (log drain, wait, remove)", "died", "destroyed"),
          ("node report → controller stores Completed", "destroyed", "completed")]
@@ -385,7 +386,7 @@ def rows(results: dict) -> list[dict]:
 def breakdowns(results: dict) -> list[tuple[str, list[str], list[tuple[str, list[float | None]]]]]:
     """(title, columns, rows) of each where-the-time-goes table."""
     warm, cold = results["warm"]["breakdown"], results["cold"]["breakdown"]
-    startup = [(what, [warm.get(what), cold.get(what)]) for what in dict.fromkeys([*warm, *cold])]
+    startup = [(what, [warm.get(what), cold.get(what)]) for what in STEPS if what in warm or what in cold]
     cycle = [(what, [seconds]) for what, seconds in results["throughput"]["cycle"].items()]
     return [("submit → Running, step by step (medians; they add up to about the total)", ["warm", "cold"], startup),
             ("throughput: one job's cycle on its node (medians over the jobs)", ["seconds"], cycle)]
@@ -412,13 +413,16 @@ def print_table(results: dict) -> None:
 
 def notes(results: dict) -> str:
     m, tp = results["machine"], results["throughput"]
+    started = {k: statistics.median(r["marks"]["job_started"] for r in results[k]["runs"]) for k in ("warm", "cold")}
     return (f"Machine: {m['cpus']} × {m['cpu']}, {m['memory_gib']} GiB RAM, Docker {m['docker']}, Python "
             f"{m['python']}, azure-ai-ml {m['azure_ai_ml']}; {m['date']}; load average {results['load'][0]:.2f} "
             f"before, {results['load'][1]:.2f} after (other stacks share this machine).\n\n"
             f"Medians of {len(results['warm']['runs'])} runs each; each raw run right before its amlemu run. "
             f"Submit → Running: from just before `ml_client.jobs.create_or_update` to the first `ml_client.jobs.get` "
             f"(polled every {results['poll'] * 1000:.0f} ms) that says Running. A first job on the warm node is not "
-            f"counted (it registers the anonymous environment): {results['warmup']['seconds']:.3f} s.\n\n"
+            f"counted (it registers the anonymous environment): {results['warmup']['seconds']:.3f} s. Cross-check: "
+            f"Docker's events put the job container's start at {started['warm']:.3f} s (warm) and "
+            f"{started['cold']:.3f} s (cold) after the submit (medians).\n\n"
             f"Throughput: min = max = {tp['nodes']} nodes, all idle before the first submit; submitted from "
             f"{tp['submit_threads']} thread(s), all in by {tp['all_submitted']:.1f} s (create_or_update "
             f"{tp['create_or_update_median'] * 1000:.0f} ms median under that concurrency, "
@@ -429,7 +433,8 @@ def notes(results: dict) -> str:
             f"submissions. One `ml_client.jobs.list()` of {tp['jobs_list']['jobs']} jobs afterwards took "
             f"{tp['jobs_list']['seconds']:.1f} s. For reference, Docker alone doing what a node does per job (run "
             f"`sleep 1`, wait, remove), {tp['nodes']} at a time, took {tp['raw_docker']:.1f} s for {tp['jobs']} "
-            f"({tp['raw_docker'] / tp['ideal']:.2f}× the ideal).")
+            f"({tp['raw_docker'] / tp['ideal']:.2f}× the ideal): {tp['raw_docker'] * tp['nodes'] / tp['jobs']:.2f} s "
+            f"per job and node, against {tp['last_completed_stored'] * tp['nodes'] / tp['jobs']:.2f} s in amlemu.")
 
 
 def write_markdown(results: dict, path: Path) -> None:
