@@ -82,3 +82,18 @@ def nodes_of(stack):
                              "amlemu.compute": cluster})
 
     return containers
+
+
+@pytest.fixture(scope="session")
+def job_dir(stack):
+    """A job's artifacts folder in the stack's data folder (./outputs, user_logs/), as the host sees it."""
+    from emulator.domain import artifacts
+    from emulator.domain.ids import WorkspaceRef
+
+    ref = WorkspaceRef(stack.subscription, stack.resource_group, stack.workspace)
+    return lambda job_name: stack.home / artifacts.directory(ref, job_name)
+
+
+@pytest.fixture(scope="session")
+def job_outputs(job_dir):
+    return lambda job_name: job_dir(job_name) / "outputs"

@@ -17,6 +17,7 @@ from azure.ai.ml import command
 from azure.ai.ml.entities import AmlCompute, Environment
 from azure.ai.ml.exceptions import JobException
 
+from tests import gate
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -67,13 +68,13 @@ def test_the_multi_node_sample_all_reduces_across_three_nodes(stack, tmp_path):
     assert '"correct": true' in (job_dir / "artifacts" / "outputs" / "result.json").read_text()
 
 
-def test_a_command_job_streams_lists_and_reports_its_nodes(ml_client, cluster, tmp_path):
+def test_a_command_job_streams_lists_and_reports_its_nodes(ml_client, cluster, tmp_path, job_outputs):
     src = tmp_path / "src"
     src.mkdir()
-    (src / "main.py").write_text("import os, sys, time\nprint('greeting', sys.argv[1], os.environ['WHO'])\n"
-                                 "time.sleep(3)\nprint('done')\n")
+    (src / "main.py").write_text("import os, sys\nprint('greeting', sys.argv[1], os.environ['WHO'])\n")
     job = ml_client.jobs.create_or_update(command(
-        code=str(src), command="python main.py ${{inputs.word}}", inputs={"word": "hello"},
+        code=str(src), command=f"python main.py ${{{{inputs.word}}}} && {gate.WAIT} && echo done",
+        inputs={"word": "hello"},
         environment=ENV, environment_variables={"WHO": "amlemu"}, compute=cluster,
         display_name="stream-me", experiment_name="e2e"))
     assert job.status in ("NotStarted", "Starting", "Preparing", "Queued")
@@ -81,6 +82,7 @@ def test_a_command_job_streams_lists_and_reports_its_nodes(ml_client, cluster, t
     wait_until(lambda: any(n.__dict__.get("runId") == job.name and n.__dict__.get("nodeState") == "running"
                            for n in ml_client.compute.list_nodes(cluster)), timeout=180, interval=0.3,
                message="list_nodes to show the job running")
+    gate.release(job_outputs(job.name))
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         ml_client.jobs.stream(job.name)
@@ -99,7 +101,7 @@ def test_a_failing_job_ends_failed_with_its_exit_code(ml_client, cluster):
 
 
 def test_cancel_works_queued_and_running(ml_client, cluster):
-    long = command(command="echo started; sleep 300", environment=ENV, compute=cluster)
+    long = command(command=f"echo started; {gate.WAIT}", environment=ENV, compute=cluster)  # never released
     running = ml_client.jobs.create_or_update(long)
     _wait_status(ml_client, running.name, "Running")
     ml_client.jobs.begin_cancel(running.name).result()

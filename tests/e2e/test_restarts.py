@@ -9,6 +9,7 @@ import pytest
 from azure.ai.ml.entities import AmlCompute
 
 from emulator.runtime.docker import DockerRuntime
+from tests import gate
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -64,12 +65,8 @@ def test_down_then_up_keeps_workspaces_and_computes(stack, ml_client, nodes_of):
     assert not _stack_containers()
 
 
-def _job_log(stack, job_name: str) -> str:
-    from emulator.domain import artifacts
-    from emulator.domain.ids import WorkspaceRef
-
-    ref = WorkspaceRef(stack.subscription, stack.resource_group, stack.workspace)
-    return (Path(stack.home) / artifacts.directory(ref, job_name) / "user_logs" / "std_log.txt").read_text()
+def _job_log(job_dir, job_name: str) -> str:
+    return (job_dir(job_name) / "user_logs" / "std_log.txt").read_text()
 
 
 def _job_containers() -> list:
@@ -77,7 +74,7 @@ def _job_containers() -> list:
 
 
 @pytest.mark.parametrize("service", ["controller", "api", "redis"])
-def test_restart_while_jobs_queue_and_run_loses_none_and_runs_none_twice(stack, ml_client, service):
+def test_restart_while_jobs_queue_and_run_loses_none_and_runs_none_twice(stack, ml_client, service, job_dir):
     from azure.ai.ml import command
     from azure.ai.ml.entities import Environment
 
@@ -86,20 +83,21 @@ def test_restart_while_jobs_queue_and_run_loses_none_and_runs_none_twice(stack, 
                                                         max_instances=1)).result()
     env = Environment(image="python:3.11-slim")
     running = ml_client.jobs.create_or_update(command(
-        command="echo started $AZUREML_RUN_ID; sleep 10; echo finished", environment=env, compute=name))
+        command=f"echo started $AZUREML_RUN_ID; {gate.WAIT}; echo finished", environment=env, compute=name))
     queued = ml_client.jobs.create_or_update(command(command="echo second", environment=env, compute=name))
     wait_until(lambda: ml_client.jobs.get(running.name).status == "Running", timeout=120, message="first job running")
     assert ml_client.jobs.get(queued.name).status == "Queued"  # one node: the second waits for it
 
     stack.compose("restart", service, capture=True)
     assert stack.wait_healthy(timeout=90)
+    gate.release(job_dir(running.name) / "outputs")  # the first job finishes only after the restart
 
     for job in (running, queued):
         wait_until(lambda j=job: ml_client.jobs.get(j.name).status in ("Completed", "Failed"), timeout=180,
                    interval=0.5, message=f"{job.name} to end")
         assert ml_client.jobs.get(job.name).status == "Completed"
-    log = _job_log(stack, running.name)
+    log = _job_log(job_dir, running.name)
     assert log.count("started") == 1 and log.count("finished") == 1, log  # ran once, to its end
-    assert "second" in _job_log(stack, queued.name)
+    assert "second" in _job_log(job_dir, queued.name)
     wait_until(lambda: not _job_containers(), timeout=30, message="no job container left")
     ml_client.compute.begin_delete(name).result()

@@ -16,6 +16,7 @@ from emulator.services.environments import EnvironmentResolver
 from emulator.store.tables import Job, Node
 from emulator.workers import protocol
 from emulator.workers.celery_app import cluster_queue, make_celery
+from tests import gate
 from tests.waiting import wait_until
 
 JOB_TIMEOUT = 120.0
@@ -173,7 +174,7 @@ def test_an_unknown_image_fails_the_job_saying_how_to_provide_it(lab):
 
 def test_cancelling_a_running_job_stops_its_container(lab):
     lab.cluster()
-    lab.submit("job-long", "echo started; sleep 600")
+    lab.submit("job-long", f"echo started; {gate.WAIT}")  # never released: runs until cancelled
     lab.wait_status("job-long", "Running")
     lab.wait(lambda: lab.job_containers(), 30, "the job container")
     with lab.store.transaction() as repo:
@@ -188,11 +189,13 @@ def test_cancelling_a_running_job_stops_its_container(lab):
 
 def test_a_killed_node_sends_its_job_back_to_the_queue_at_once(lab, docker_client):
     lab.cluster(max_nodes=1)
-    lab.submit("job-survivor", "echo attempt $AZUREML_RUN_ID; sleep 5; echo done")
+    lab.submit("job-survivor", f"echo attempt $AZUREML_RUN_ID; {gate.WAIT}; echo done")
     lab.wait_status("job-survivor", "Running")
     node = next(n for n in lab.nodes() if n.run_id == "job-survivor")
     docker_client.containers.get(node.container_id).kill()
     requeued = lab.wait(lambda: (j := lab.job("job-survivor")).attempt == 2 and j, 90, "a second attempt")
+    lab.wait_status("job-survivor", "Running")
+    gate.release(lab.artifacts("job-survivor") / "outputs")
     job = lab.wait_status("job-survivor", "Completed", timeout=120)
     assert job.attempt == 2 and requeued.attempt == 2
     assert "Queued" in [h["status"] for h in job.history if h["attempt"] == 1]
@@ -215,47 +218,25 @@ def test_a_stale_delivery_does_nothing(lab):
     assert lab.job("job-once").attempt == 1
 
 
-RANKS = """
-import os, socket, sys, time
-rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
-if rank == 0:
-    server = socket.create_server(("0.0.0.0", port))
-    total = rank + 1
-    for _ in range(world - 1):
-        conn, _ = server.accept()
-        total += int(conn.recv(16))
-    print("sum", total)
-    open("outputs/sum.txt", "w").write(str(total))
-else:
-    deadline = time.time() + 60
-    while True:
-        try:
-            socket.create_connection((addr, port), timeout=2).sendall(str(rank + 1).encode())
-            break
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.2)
-    print("sent", rank + 1)
-"""
+ALLREDUCE = Path(__file__).resolve().parents[2] / "sample_jobs" / "multi-node" / "src" / "allreduce.py"
 
 
 def test_a_multi_node_job_starts_all_ranks_with_rendezvous_variables(lab):
     lab.cluster(max_nodes=3)
-    code = lab.code({"ranks.py": RANKS})
-    lab.submit("job-gang", "python ranks.py", code, resources={"instanceCount": 3},
+    code = lab.code({"allreduce.py": ALLREDUCE.read_text()})  # the sample: a real collective over TCP
+    lab.submit("job-gang", "python allreduce.py", code, resources={"instanceCount": 3},
                distribution={"distributionType": "PyTorch", "processCountPerInstance": 1})
     job = lab.wait_status("job-gang", "Completed", "Failed", timeout=180)
     assert job.status == "Completed", job.error
-    assert (lab.artifacts("job-gang") / "outputs" / "sum.txt").read_text() == "6"
-    assert "sum 6" in (lab.artifacts("job-gang") / "user_logs" / "std_log_process_0.txt").read_text()
+    result = (lab.artifacts("job-gang") / "outputs" / "result.json").read_text()
+    assert '"world_size": 3' in result and '"correct": true' in result, result
+    assert "rank 0/3" in (lab.artifacts("job-gang") / "user_logs" / "std_log_process_0.txt").read_text()
     assert sorted(job.ranks) == ["0", "1", "2"]
 
 
 def test_deleting_the_cluster_fails_the_jobs_queued_on_it(lab):
     lab.cluster()
-    lab.submit("job-orphan", "sleep 600")
+    lab.submit("job-orphan", gate.WAIT)
     lab.wait_status("job-orphan", "Queued", "Running")
     with lab.store.transaction() as repo:
         computes.delete(repo, lab.ref, "cpu", now())
