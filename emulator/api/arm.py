@@ -28,7 +28,7 @@ def _workspace_resources(row: Workspace) -> dict:
 
 
 def workspace_id(row: Workspace) -> str:
-    return WorkspaceRef(row.subscription, row.resource_group, row.name).arm_id
+    return WorkspaceRef.of(row).arm_id
 
 
 def workspace(row: Workspace, settings: Settings) -> dict:

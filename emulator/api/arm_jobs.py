@@ -60,7 +60,7 @@ def _log_files(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, n
 def run_details(row: Job, workspace: Workspace, settings: Settings, secret: bytes, now: datetime) -> dict:
     """What `jobs.stream` polls: the status, the log files, and the error of a failed job."""
     base = run(row, workspace)
-    ref = WorkspaceRef(workspace.subscription, workspace.resource_group, workspace.name)
+    ref = WorkspaceRef.of(workspace)
     return {"runId": base["runId"], "runUuid": base["runUuid"], "status": row.status, "target": base["target"],
             "createdTimeUtc": base["createdUtc"], "startTimeUtc": base["startTimeUtc"],
             "endTimeUtc": base["endTimeUtc"], "error": base["error"], "warnings": [],

@@ -47,9 +47,11 @@ class ClusterReconciler:
     def node_labels(self) -> dict[str, str]:
         return {"amlemu.stack": self.settings.stack, "amlemu.role": "node"}
 
-    def tick(self) -> None:
+    def tick(self, containers: list[Observed] | None = None) -> None:
+        """`containers`: the stack's node containers when the caller has just listed them."""
         now = self.clock()
-        observed = {c.labels.get("amlemu.node"): c for c in self.runtime.list(self.node_labels())}
+        containers = self.runtime.list(self.node_labels()) if containers is None else containers
+        observed = {c.labels.get("amlemu.node"): c for c in containers}
         with self.store.transaction() as repo:
             keys = [c.key for c in repo.computes() if c.compute_type == "AmlCompute"]
         live: set[str] = set()

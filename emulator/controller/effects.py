@@ -28,9 +28,9 @@ class Effects:
 
 
 def apply_jobs(effects: Effects, runtime: Runtime, broker: redis.Redis, celery: Celery, stack: str) -> None:
-    for job_key in effects.clear:
+    for job_key in dict.fromkeys(effects.clear):
         protocol.clear_current(broker, job_key)
-    for job_key in effects.stop_jobs:
+    for job_key in dict.fromkeys(effects.stop_jobs):
         for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job",
                                        "amlemu.job": protocol.job_tag(job_key)}):
             runtime.remove(container.id)

@@ -25,7 +25,7 @@ from emulator.services import computes
 from emulator.services.jobs import transition
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
-from emulator.store.tables import Compute, Job, Node, Workspace
+from emulator.store.tables import Compute, Job, Node
 from emulator.workers.celery_app import cluster_queue
 from emulator.workers.protocol import job_tag
 
@@ -33,10 +33,6 @@ log = logging.getLogger("amlemu.controller")
 S = JobStatus
 RESEND_SECONDS = 10.0  # a dispatched rank nobody claimed by then is sent again (duplicates are harmless)
 STARTING = (S.NOT_STARTED.value, S.STARTING.value, S.PREPARING.value)
-
-
-def ref_of(workspace: Workspace) -> WorkspaceRef:
-    return WorkspaceRef(workspace.subscription, workspace.resource_group, workspace.name)
 
 
 def _rank_failed(rank: dict) -> bool:
@@ -82,7 +78,7 @@ class JobScheduler:
         free = sum(n.state == NodeState.IDLE and n.run_id is None for n in nodes) - pending
         waiting = 0
         for job in (j for j in queued if j.dispatched_at is None):
-            size = job_rules.spec_of(job.body).instance_count
+            size = job_rules.instance_count(job.body)
             if waiting or size > free:  # first come, first served: a big job is not overtaken
                 waiting += size
                 continue
@@ -93,7 +89,7 @@ class JobScheduler:
 
     @staticmethod
     def _unclaimed(job: Job) -> list[int]:
-        world = job_rules.spec_of(job.body).instance_count
+        world = job_rules.instance_count(job.body)
         return [r for r in range(world) if str(r) not in job.ranks]
 
     def _dispatch(self, repo: Repository, job: Job, compute: Compute, now: datetime, effects: Effects) -> None:
@@ -103,7 +99,7 @@ class JobScheduler:
 
     def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> None:
         workspace = repo.workspace(job.workspace_key)
-        attempts = launch.ranks(job.key, job.name, job.attempt, job.body, ref_of(workspace),
+        attempts = launch.ranks(job.key, job.name, job.attempt, job.body, WorkspaceRef.of(workspace),
                                 computes.spec_of(compute), self.settings, job.image, list(job.notes),
                                 code_dir(repo, job), self.host_has_gpus())
         effects.current.append((job.key, job.attempt))
@@ -197,7 +193,7 @@ class JobReconciler:
             node.state, node.state_changed_at, node.idle_since = NodeState.RUNNING.value, now, None
 
     def _settle(self, repo: Repository, job: Job, now: datetime, effects: Effects) -> None:
-        world = job_rules.spec_of(job.body).instance_count
+        world = job_rules.instance_count(job.body)
         ranks = [job.ranks.get(str(r)) for r in range(world)]
         ended = [r for r in ranks if r and r["state"] == "ended"]
         if job.status == S.CANCEL_REQUESTED:
@@ -233,11 +229,10 @@ class JobReconciler:
             effects.stop_jobs.append(job.key)
             if not any(r.get("state") in ("claimed", "running") for r in job.ranks.values()):
                 transition(job, S.CANCELED, now)
-        for job in repo.jobs_in(tuple(s.value for s in TERMINAL)):
-            if job.dispatched_at is not None:  # ended or cancelled with an attempt out: nothing of it may start
-                effects.clear.append(job.key)
-                effects.stop_jobs.append(job.key)
-                job.dispatched_at = None
+        for job in repo.jobs_in(tuple(s.value for s in TERMINAL), dispatched=True):
+            effects.clear.append(job.key)  # ended or cancelled with an attempt out: nothing of it may start
+            effects.stop_jobs.append(job.key)
+            job.dispatched_at = None
 
     def _advance(self, repo: Repository, job: Job, now: datetime) -> None:
         if job.status == S.NOT_STARTED:
@@ -259,7 +254,7 @@ class JobReconciler:
 
     def _build_log(self, repo: Repository, job: Job) -> Path:
         """Azure's name for the image build's log, among the job's artifacts."""
-        job_dir = artifacts.directory(ref_of(repo.workspace(job.workspace_key)), job.name)
+        job_dir = artifacts.directory(WorkspaceRef.of(repo.workspace(job.workspace_key)), job.name)
         return self.settings.data_dir / job_dir / artifacts.BUILD_LOG
 
     def _prepared(self, job: Job, environment: dict, build_log: Path):

@@ -16,7 +16,7 @@ import redis
 from emulator.controller.clusters import ClusterReconciler
 from emulator.controller.effects import Effects, apply_jobs
 from emulator.controller.jobs import JobReconciler, JobScheduler
-from emulator.runtime.base import Runtime
+from emulator.runtime.base import Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
 from emulator.services.environments import EnvironmentResolver
@@ -54,12 +54,12 @@ class Controller:
         with self.store.transaction() as repo:
             self.jobs.tick(repo, self.clock(), effects)
         self._dispatch(effects)
-        self.clusters.tick()
-        self._sweep()
+        containers = self.runtime.list({"amlemu.stack": self.settings.stack})  # one engine call per pass
+        self.clusters.tick([c for c in containers if c.labels.get("amlemu.role") == "node"])
+        self._sweep([c for c in containers if c.labels.get("amlemu.role") == "job"])
 
-    def _sweep(self) -> None:
+    def _sweep(self, containers: list[Observed]) -> None:
         """Job containers of no current attempt (cancelled, requeued, ended) go."""
-        containers = self.runtime.list({"amlemu.stack": self.settings.stack, "amlemu.role": "job"})
         if not containers:
             return
         with self.store.transaction() as repo:

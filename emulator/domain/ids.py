@@ -21,6 +21,11 @@ class WorkspaceRef:
         return (f"/subscriptions/{self.subscription}/resourceGroups/{self.resource_group}"
                 f"/providers/{PROVIDER}/workspaces/{self.name}")
 
+    @classmethod
+    def of(cls, row) -> "WorkspaceRef":
+        """The ref of a stored workspace (anything with subscription, resource_group and name)."""
+        return cls(row.subscription, row.resource_group, row.name)
+
     def child_id(self, kind: str, name: str) -> str:
         return f"{self.arm_id}/{kind}/{name}"
 

@@ -150,6 +150,11 @@ def spec_of(props: dict) -> JobSpec:
     return parse({P: props})[1]
 
 
+def instance_count(props: dict) -> int:
+    """Of a stored body, which `parse` normalised: no need to parse it again on every pass."""
+    return props["resources"]["instanceCount"]
+
+
 def arm_child_name(arm_id: str, kind: str) -> str:
     """The name after `/<kind>/` in an ARM id, or the whole value when it is a bare name."""
     parts = arm_id.strip("/").split("/")

@@ -123,12 +123,6 @@ def cancel(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> Job
     return job
 
 
-def demand(jobs_queued: list[Job]) -> int:
-    """Nodes the queued, not yet dispatched jobs of a cluster need."""
-    return sum(jobs.spec_of(j.body).instance_count for j in jobs_queued if j.dispatched_at is None)
-
-
-
 def output_location(repo: Repository, ref: WorkspaceRef, asset_id: str) -> dict | None:
     """{uri, type} of the job output an asset id from RunHistory names, or None."""
     for job_name, output in artifacts.output_of(asset_id):

@@ -89,9 +89,12 @@ class Repository:
         query = select(Job).where(Job.workspace_key == workspace_key.lower())
         return list(self.session.scalars(query.order_by(Job.created_at.desc(), Job.key)))
 
-    def jobs_in(self, statuses: tuple[str, ...], compute_key: str | None = None) -> list[Job]:
-        """Jobs in the given statuses, oldest queued first."""
+    def jobs_in(self, statuses: tuple[str, ...], compute_key: str | None = None,
+                dispatched: bool | None = None) -> list[Job]:
+        """Jobs in the given statuses (and with an attempt out, or not), oldest queued first."""
         query = select(Job).where(Job.status.in_(statuses))
+        if dispatched is not None:
+            query = query.where(Job.dispatched_at.isnot(None) if dispatched else Job.dispatched_at.is_(None))
         if compute_key is not None:
             query = query.where(Job.compute_key == compute_key.lower())
         return list(self.session.scalars(query.order_by(Job.queued_at, Job.created_at, Job.key)))
