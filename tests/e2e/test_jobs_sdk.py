@@ -9,6 +9,7 @@ import io
 import os
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 
@@ -82,10 +83,16 @@ def test_a_command_job_streams_lists_and_reports_its_nodes(ml_client, cluster, t
     wait_until(lambda: any(n.__dict__.get("runId") == job.name and n.__dict__.get("nodeState") == "running"
                            for n in ml_client.compute.list_nodes(cluster)), timeout=180, interval=0.3,
                message="list_nodes to show the job running")
-    gate.release(job_outputs(job.name))
+    # Stream while it runs: the first line shows live, then the job is let go and streaming ends with it.
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        ml_client.jobs.stream(job.name)
+        streaming = threading.Thread(target=ml_client.jobs.stream, args=(job.name,))
+        streaming.start()
+        wait_until(lambda: "greeting hello amlemu" in printed.getvalue(), timeout=120, interval=0.2,
+                   message="the live log line")
+        gate.release(job_outputs(job.name))
+        streaming.join(timeout=180)
+    assert not streaming.is_alive()
     assert "greeting hello amlemu" in printed.getvalue() and "done" in printed.getvalue(), printed.getvalue()
     assert _status(ml_client, job.name) == "Completed"
     assert job.name in [j.name for j in ml_client.jobs.list()]
