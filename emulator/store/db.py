@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -32,12 +32,27 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
+def _add_new_columns(conn) -> None:
+    """A data directory from an earlier version gains the nullable columns added since (create_all only
+    creates missing tables). Anything beyond adding a nullable column needs a real migration."""
+    existing = inspect(conn)
+    for table in Base.metadata.sorted_tables:
+        if not existing.has_table(table.name):
+            continue
+        have = {column["name"] for column in existing.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in have and column.nullable:
+                kind = column.type.compile(dialect=conn.dialect)
+                conn.exec_driver_sql(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
+
+
 class Store:
     def __init__(self, url: str):
         self.engine = _sqlite_engine(url) if url.startswith("sqlite") else create_engine(url, pool_pre_ping=True)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         with self.engine.begin() as conn:
             Base.metadata.create_all(conn)
+            _add_new_columns(conn)
 
     @contextmanager
     def transaction(self) -> Iterator[Repository]:

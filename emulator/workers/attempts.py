@@ -7,6 +7,7 @@ host path (`host_data_dir`), since job containers are the engine's siblings, not
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -58,8 +59,11 @@ def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
 
 
 def execute(message: dict, runtime: Runtime, broker: redis.Redis, node_id: str, data_dir: Path,
-            host_data_dir: Path) -> str:
-    """Run one rank to its end. A stale or duplicate delivery does nothing (it is acked all the same)."""
+            host_data_dir: Path, later: Callable[..., object] = lambda fn, *args: fn(*args)) -> str:
+    """Run one rank to its end. A stale or duplicate delivery does nothing (it is acked all the same).
+
+    `later` runs the clean-up after the end is reported (the node hands it to a thread, so the next job
+    starts at once)."""
     attempt = Attempt.from_message(message)
     if not protocol.claim(broker, attempt, node_id):
         log.info("ignoring %s attempt %s rank %s: not current or already claimed", attempt.job_name,
@@ -75,10 +79,12 @@ def execute(message: dict, runtime: Runtime, broker: redis.Redis, node_id: str, 
         def started(container: Observed) -> None:
             protocol.report(broker, "running", attempt, node_id, container=container.id)
 
-        outcome = job_runner.run(runtime, container_spec(attempt, host_data_dir), data_dir / attempt.log_file,
-                                 started)
-        protocol.report(broker, "ended", attempt, node_id, exit_code=outcome.exit_code, oom=outcome.oom_killed,
-                        tail=outcome.log_tail, error=None)
+        def ended(outcome: job_runner.Outcome) -> None:
+            protocol.report(broker, "ended", attempt, node_id, exit_code=outcome.exit_code,
+                            oom=outcome.oom_killed, tail=outcome.log_tail, error=None)
+
+        job_runner.run(runtime, container_spec(attempt, host_data_dir), data_dir / attempt.log_file, started, ended,
+                       later)
         return "ended"
     except Exception as exc:  # the job fails with the reason; the node stays up for the next one
         log.exception("attempt %s of %s failed to run", attempt.attempt, attempt.job_name)
@@ -86,4 +92,4 @@ def execute(message: dict, runtime: Runtime, broker: redis.Redis, node_id: str, 
                         error=getattr(exc, "message", None) or str(exc))
         return "error"
     finally:
-        shutil.rmtree(data_dir / attempt.workdir, ignore_errors=True)
+        later(shutil.rmtree, data_dir / attempt.workdir, True)

@@ -26,8 +26,14 @@ class Outcome:
 
 
 def run(runtime: Runtime, spec: ContainerSpec, log_file: Path,
-        on_started: Callable[[Observed], None] = lambda _: None) -> Outcome:
-    """Run the container to its end; its stdout and stderr are appended to `log_file` as they come."""
+        on_started: Callable[[Observed], None] = lambda _: None,
+        on_ended: Callable[[Outcome], None] = lambda _: None,
+        later: Callable[..., object] = lambda fn, *args: fn(*args)) -> Outcome:
+    """Run the container to its end; its stdout and stderr are appended to `log_file` as they come.
+
+    `on_ended` hears the outcome before the container is removed, and `later` runs the removal (at once
+    unless told otherwise): removal takes a fifth of a second the next job need not wait for. A container
+    left behind by a crash in between belongs to no current attempt, and the controller sweeps it."""
     container = runtime.run(spec)
     try:
         on_started(container)
@@ -45,6 +51,8 @@ def run(runtime: Runtime, spec: ContainerSpec, log_file: Path,
         end = runtime.wait(container.id)
         # The engine's OOMKilled flag can come late; a SIGKILL nobody sent under a memory limit is the kernel's.
         oom = end.oom_killed or (end.code == 137 and spec.memory_bytes is not None)
-        return Outcome(end.code, oom, "\n".join(tail))
+        outcome = Outcome(end.code, oom, "\n".join(tail))
+        on_ended(outcome)
+        return outcome
     finally:
-        runtime.remove(container.id)
+        later(runtime.remove, container.id)

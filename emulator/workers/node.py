@@ -1,5 +1,6 @@
 """A cluster node: one Celery worker, concurrency 1, consuming its cluster's queue and running job ranks."""
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from celery.signals import worker_ready, worker_shutting_down
@@ -15,14 +16,16 @@ def run(node_id: str, queue: str, settings: Settings) -> None:
     broker = protocol.resilient(settings.redis_url)
     runtime = DockerRuntime()
     host_data_dir = Path(settings.host_data_dir or settings.data_dir)
+    cleanup = ThreadPoolExecutor(1, thread_name_prefix="cleanup")  # removals off the next job's path
 
     @app.task(name=protocol.RUN_TASK, acks_late=True)
     def run_attempt(message: dict) -> str:
-        return attempts.execute(message, runtime, broker, node_id, settings.data_dir, host_data_dir)
+        return attempts.execute(message, runtime, broker, node_id, settings.data_dir, host_data_dir, cleanup.submit)
 
     @worker_ready.connect(weak=False)
     def _ready(**_):
         broker.set(ready_key(node_id), "1")
+        protocol.nudge(broker)  # the controller marks the node idle and dispatches now, not at its next pass
 
     @worker_shutting_down.connect(weak=False)
     def _leaving(**_):

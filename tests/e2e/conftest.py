@@ -7,7 +7,7 @@ import uuid
 import httpx
 import pytest
 
-from emulator.cli.stack import Stack
+from emulator.cli.stack import Stack, apply_client_shim
 from emulator.runtime.docker import DockerRuntime
 
 def _free_port() -> int:
@@ -29,6 +29,7 @@ def stack(tmp_path_factory) -> Stack:
     try:
         assert stack.wait_healthy(timeout=120), stack.compose("logs", capture=True).stdout
         os.environ.update(stack.env_vars())
+        apply_client_shim()  # as PYTHONPATH would at start-up
         yield stack
     finally:
         runtime = DockerRuntime()

@@ -18,10 +18,16 @@ def _spec(command: str, stack: str, memory_bytes: int | None = None) -> Containe
 
 
 def test_output_goes_to_the_log_and_success_is_reported(runtime, stack, tmp_path):
-    started = []
+    started, ended = [], []
     log = tmp_path / "user_logs" / "std_log.txt"
-    outcome = job_runner.run(runtime, _spec("echo hello; echo oops >&2; echo done", stack), log, started.append)
+
+    def on_ended(outcome):  # told before the container goes, so the next job need not wait for its removal
+        ended.append((outcome, len(runtime.list({"amlemu.stack": stack, "amlemu.role": "job"}))))
+
+    outcome = job_runner.run(runtime, _spec("echo hello; echo oops >&2; echo done", stack), log, started.append,
+                             on_ended)
     assert outcome.succeeded and outcome.exit_code == 0
+    assert ended == [(outcome, 1)]
     # The engine keeps stdout and stderr apart, so lines written at once may swap across the two streams.
     assert sorted(log.read_text().splitlines()) == ["done", "hello", "oops"]
     assert sorted(outcome.log_tail.splitlines()) == ["done", "hello", "oops"]

@@ -54,3 +54,39 @@ def test_python_path_puts_the_shim_first_once():
     assert stack.python_path(mine) == os.pathsep.join([str(CLIENT_SHIM), mine])
     assert stack.python_path(stack.python_path(mine)) == stack.python_path(mine)
     assert (CLIENT_SHIM / "sitecustomize.py").is_file() and not (CLIENT_SHIM / "__init__.py").exists()
+
+
+# A metadata server in the user's interpreter, counting fetches, and the SDK asked for its cloud three times.
+CLOUD_CALLS = """
+import http.server, json, os, threading
+fetches = []
+class Metadata(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        fetches.append(self.path)
+        body = json.dumps([{"name": "Amlemu", "portal": "https://portal.amlemu.localhost",
+                            "resourceManager": "http://127.0.0.1/",
+                            "authentication": {"loginEndpoint": "https://login.localhost"},
+                            "suffixes": {"storage": "localhost"}}]).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args): pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Metadata)
+port = server.server_address[1]
+threading.Thread(target=server.serve_forever, daemon=True).start()
+os.environ["ARM_CLOUD_METADATA_URL"] = "http://127.0.0.1:%d/metadata/endpoints?api-version=2019-05-01" % port
+from azure.ai.ml import _azure_environments as clouds
+for _ in range(3):
+    assert clouds._get_cloud_details("Amlemu")["storage_endpoint"] == "localhost"
+print(len(fetches))
+"""
+
+
+def test_the_sdk_fetches_its_custom_cloud_once():
+    # The SDK's own behaviour, without the shim: a fetch (or two) per call, the upstream slip the shim mends.
+    assert int(run(CLOUD_CALLS)) >= 3
+    assert run(CLOUD_CALLS, CLIENT_SHIM) == "1"
+
+
+def test_a_running_process_can_apply_the_shim():
+    code = "from emulator.cli.stack import apply_client_shim; apply_client_shim(); apply_client_shim()\n" + CLOUD_CALLS
+    assert run(code) == "1"
