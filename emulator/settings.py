@@ -43,6 +43,14 @@ class Settings(BaseSettings):
     job_user: str = "1000:1000"
     # GPU sizes on a host without GPUs: "simulate" runs the job on CPU and says so, "refuse" fails it.
     gpu_mode: Literal["simulate", "refuse"] = "simulate"
+    # Low-priority preemption (per cluster through /_emulator or `amlemu chaos`; these are the defaults).
+    # Random preemption is off unless a mean gap is set; a seed replays the same timeline.
+    preemption_mean_seconds: float | None = Field(None, gt=0)
+    preemption_seed: int | None = None
+    preemption_notice_seconds: float = Field(30.0, ge=0)  # Azure's Preempt notice, scaled by time_scale
+    on_preemption: Literal["requeue", "fail"] = "requeue"
+    # SIGTERM the job when the notice comes (Azure ML itself sends none; its notice is the only sign).
+    signal_on_notice: bool = True
     # Distinguishes containers of one emulator stack from another's (tests run several).
     stack: str = "amlemu"
 

@@ -11,8 +11,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from emulator import tokens
 from emulator.api import errors
 from emulator.api.deps import Context
-from emulator.api.routes import (assets, blobs, computes, datastores, deployments, history, identity, jobs, locations,
-                                 workspaces)
+from emulator.api.routes import (assets, blobs, computes, datastores, deployments, emulator, history, identity, jobs,
+                                 locations, workspaces)
 from emulator.services import workspaces as workspace_service
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -88,7 +88,7 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
                   description="Azure Machine Learning REST API, served locally.")
     app.state.context = Context(settings=settings, store=store, secret=secret, wake=wake)
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
-                   assets.router, blobs.router, datastores.router, jobs.router, history.router):
+                   assets.router, blobs.router, datastores.router, jobs.router, history.router, emulator.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

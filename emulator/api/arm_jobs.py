@@ -63,6 +63,7 @@ def run_details(row: Job, workspace: Workspace, settings: Settings, secret: byte
     ref = WorkspaceRef.of(workspace)
     return {"runId": base["runId"], "runUuid": base["runUuid"], "status": row.status, "target": base["target"],
             "createdTimeUtc": base["createdUtc"], "startTimeUtc": base["startTimeUtc"],
-            "endTimeUtc": base["endTimeUtc"], "error": base["error"], "warnings": [],
+            "endTimeUtc": base["endTimeUtc"], "error": base["error"],
+            "warnings": [{"source": "Compute", "message": h["warning"]} for h in row.history if h.get("warning")],
             "tags": base["tags"], "properties": base["properties"],
             "logFiles": _log_files(row, ref, settings, secret, now), "runNumber": None}

@@ -14,6 +14,7 @@ import redis
 
 from emulator.controller.effects import Effects, apply_nodes
 from emulator.controller.jobs import JobScheduler
+from emulator.controller.preemption import Preemptions
 from emulator.domain import cluster, vm_sizes
 from emulator.domain.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
@@ -21,6 +22,7 @@ from emulator.services import computes, operations
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node
+from emulator.workers import imds
 from emulator.workers.celery_app import cluster_queue, ready_key
 
 log = logging.getLogger("amlemu.controller")
@@ -36,10 +38,14 @@ def new_node_id(low_priority: bool) -> str:
 class ClusterReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
                  clock: Callable[[], datetime], scheduler: JobScheduler | None = None,
-                 dispatch: Callable[[Effects], None] = lambda _effects: None):
+                 dispatch: Callable[[Effects], None] = lambda _effects: None,
+                 preemptions: Preemptions | None = None):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         # Jobs: who gets the idle nodes, and how many nodes queued work wants; `dispatch` sends what it decided.
         self.scheduler, self.dispatch = scheduler, dispatch
+        self.preemptions = preemptions
+        # Nodes join the jobs network, where their jobs (and only those) reach them.
+        runtime.ensure_network(settings.jobs_network, {"amlemu.stack": settings.stack})
         # On the first pass after a start, a node whose container is absent altogether was taken down with
         # the stack (`amlemu down`), not lost: it is forgotten rather than shown unusable.
         self.first_pass = True
@@ -72,6 +78,8 @@ class ClusterReconciler:
             nodes = repo.nodes(key)
             for node in nodes:
                 self._observe(repo, compute, node, observed.get(node.node_id), now, effects)
+            if self.preemptions:
+                self.preemptions.tick(repo, compute, nodes, now, effects)
             deleting = compute.provisioning_state == "Deleting" or repo.workspace(compute.workspace_key) is None
             if deleting:
                 effects.remove += [observed[n.node_id].id for n in nodes if n.node_id in observed]
@@ -89,6 +97,10 @@ class ClusterReconciler:
                  effects: Effects) -> None:
         state = NodeState(node.state)
         alive = container is not None and container.running
+        if state == NodeState.PREEMPTED:  # taken: listed for a while (see Preemptions), its container goes
+            if container is not None and not container.running:
+                effects.remove.append(container.id)
+            return
         if state == NodeState.UNUSABLE:
             if (now - node.state_changed_at).total_seconds() >= self.settings.scaled(UNUSABLE_KEEP_SECONDS):
                 repo.remove(node)
@@ -170,22 +182,24 @@ class ClusterReconciler:
 
     def _node_spec(self, compute: Compute, spec: cluster.ClusterSpec, node_id: str) -> ContainerSpec:
         cpus, memory = vm_sizes.scaled_limits(spec.vm_size, self.settings.resource_scale)
+        name = f"amlemu-{self.settings.stack}-node-{node_id}"
         return ContainerSpec(
-            name=f"amlemu-{self.settings.stack}-node-{node_id}", image=self.settings.node_image, command=["node"],
+            name=name, image=self.settings.node_image, command=["node"],
             labels={**self.node_labels(), "amlemu.node": node_id, "amlemu.compute": compute.name,
                     "amlemu.compute-id": compute.key, "amlemu.workspace": compute.workspace_key.rsplit("/", 1)[-1],
                     "amlemu.priority": spec.priority, "amlemu.vm-size": spec.vm_size.name},
             env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key),
                  "AMLEMU_REDIS_URL": self.settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
                  "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(self.settings.host_dir),
-                 "AMLEMU_STACK": self.settings.stack},
-            cpus=cpus, memory_bytes=memory, network=self.settings.docker_network,
+                 "AMLEMU_STACK": self.settings.stack, "AMLEMU_IMDS_ENDPOINT": imds.endpoint(name)},
+            # On the jobs network too, where its jobs reach its Scheduled Events (and nothing else of it listens).
+            cpus=cpus, memory_bytes=memory, network=self.settings.docker_network, networks=(self.settings.jobs_network,),
             # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
             # out their directories. Job containers get neither the socket nor the whole data directory.
             mounts={self.settings.docker_socket: "/var/run/docker.sock", str(self.settings.host_dir): NODE_DATA_DIR})
 
     def _apply(self, effects: Effects) -> None:
-        apply_nodes(effects, self.runtime, self.broker)
+        apply_nodes(effects, self.runtime, self.broker, self.settings.stack)
         for node_id, spec in effects.start:
             self._start(node_id, spec)
 

@@ -25,6 +25,8 @@ class Effects:
     send: list[tuple[str, dict]] = field(default_factory=list)  # (queue, message), after `current`
     clear: list[str] = field(default_factory=list)  # job keys no attempt of which may start any more
     stop_jobs: list[str] = field(default_factory=list)  # job keys whose containers go
+    notices: list[tuple[str, dict | None]] = field(default_factory=list)  # (node id, Scheduled Events doc)
+    signal_jobs: list[tuple[str, str]] = field(default_factory=list)  # (node id, signal) for its job containers
 
 
 def apply_jobs(effects: Effects, runtime: Runtime, broker: redis.Redis, celery: Celery, stack: str) -> None:
@@ -40,7 +42,12 @@ def apply_jobs(effects: Effects, runtime: Runtime, broker: redis.Redis, celery: 
         celery.send_task(protocol.RUN_TASK, args=[message], queue=queue)
 
 
-def apply_nodes(effects: Effects, runtime: Runtime, broker: redis.Redis) -> None:
+def apply_nodes(effects: Effects, runtime: Runtime, broker: redis.Redis, stack: str) -> None:
+    for node_id, document in effects.notices:
+        protocol.publish_notice(broker, node_id, document)
+    for node_id, signal in effects.signal_jobs:
+        for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job", "amlemu.node": node_id}):
+            runtime.signal(container.id, signal)
     for container_id in effects.stop:
         if container_id:
             runtime.signal(container_id, "SIGTERM")

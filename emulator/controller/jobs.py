@@ -16,12 +16,13 @@ from pathlib import Path
 from emulator.controller import launch
 from emulator.controller.effects import Effects
 from emulator.domain import jobs as job_rules
-from emulator.domain import artifacts, storage, vm_sizes
+from emulator.domain import artifacts, preemption, storage, vm_sizes
 from emulator.domain.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.job import TERMINAL, JobStatus
 from emulator.errors import EmulatorError
 from emulator.services import computes
+from emulator.services import preemption as preemption_service
 from emulator.services.jobs import transition
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
@@ -75,7 +76,7 @@ class JobScheduler:
             if unclaimed and (now - job.dispatched_at).total_seconds() >= RESEND_SECONDS:
                 self._send(repo, job, compute, unclaimed, effects)
                 job.dispatched_at = now
-        free = sum(n.state == NodeState.IDLE and n.run_id is None for n in nodes) - pending
+        free = sum(n.state == NodeState.IDLE and n.run_id is None and n.notice is None for n in nodes) - pending
         waiting = 0
         for job in (j for j in queued if j.dispatched_at is None):
             size = job_rules.instance_count(job.body)
@@ -93,7 +94,7 @@ class JobScheduler:
         return [r for r in range(world) if str(r) not in job.ranks]
 
     def _dispatch(self, repo: Repository, job: Job, compute: Compute, now: datetime, effects: Effects) -> None:
-        job.attempt += 1
+        job.attempt = max(job.attempt, 1)  # a requeue has counted the next attempt already
         job.dispatched_at, job.ranks, job.modified_at = now, {}, now
         self._send(repo, job, compute, self._unclaimed(job), effects)
 
@@ -105,8 +106,9 @@ class JobScheduler:
         effects.current.append((job.key, job.attempt))
         effects.send += [(cluster_queue(compute.key), a.to_message()) for a in attempts if a.rank in ranks]
 
-    def node_lost(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects) -> None:
-        """A node went away (died, was removed) while bound to a job: that attempt is over."""
+    def node_lost(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects,
+                  preempted: preemption.Policy | None = None) -> None:
+        """A node went away (died, was removed, was preempted under `preempted`) while bound to a job."""
         if not node.run_id:
             return
         job = repo.job(f"{compute.workspace_key}/jobs/{node.run_id}")
@@ -117,12 +119,16 @@ class JobScheduler:
             ranks = {r: {**v, "state": "ended"} if v.get("node") == node.node_id else v for r, v in job.ranks.items()}
             job.ranks = ranks
             return
+        if preempted is not None:
+            preempt(repo, job, node.node_id, now, effects, preempted)
+            return
         log.warning("node %s was lost running %s attempt %s: back to the queue", node.node_id, job.name, job.attempt)
         requeue(repo, job, now, effects, f"Node {node.node_id} was lost while running attempt {job.attempt}; "
                                           "the job goes back to the queue.")
 
 
-def requeue(repo: Repository, job: Job, now: datetime, effects: Effects, message: str) -> None:
+def _release(repo: Repository, job: Job, now: datetime, effects: Effects) -> None:
+    """The job's current attempt is over: nothing of it may start, its containers go, its nodes are free."""
     effects.clear.append(job.key)
     effects.stop_jobs.append(job.key)
     for node in repo.nodes(job.compute_key):
@@ -131,11 +137,30 @@ def requeue(repo: Repository, job: Job, now: datetime, effects: Effects, message
             if node.state == NodeState.RUNNING:
                 node.state, node.state_changed_at, node.idle_since = NodeState.IDLE.value, now, now
     job.dispatched_at, job.ranks = None, {}
+
+
+def requeue(repo: Repository, job: Job, now: datetime, effects: Effects, message: str, **entry) -> None:
+    """Back to Queued as the next attempt, which the scheduler dispatches like a new job."""
+    _release(repo, job, now, effects)
+    job.attempt += 1
     if job.status != S.QUEUED:
-        transition(job, S.QUEUED, now, message)
+        transition(job, S.QUEUED, now, message, **entry)
     else:
         job.history = [*job.history, {"status": S.QUEUED.value, "time": now.isoformat(), "attempt": job.attempt,
-                                      "message": message}]
+                                      "message": message, **entry}]
+
+
+def preempt(repo: Repository, job: Job, node_id: str, now: datetime, effects: Effects,
+            policy: preemption.Policy) -> None:
+    """The job's node was preempted: the next attempt waits in the queue, or the job fails, as chosen."""
+    warning = f"Low priority compute preemption warning: node {node_id} was preempted during attempt {job.attempt}."
+    if preemption.outcome(job.body.get("properties"), policy) == preemption.FAIL:
+        _release(repo, job, now, effects)
+        job.error = {"code": "PreemptionError", "message": f"{preemption.FAILURE_MESSAGE} (node {node_id})."}
+        transition(job, S.FAILED, now, job.error["message"], warning=warning)
+    else:
+        log.info("%s: node %s preempted during attempt %s; back to the queue", job.name, node_id, job.attempt)
+        requeue(repo, job, now, effects, f"{warning} The job goes back to the queue.", warning=warning)
 
 
 def code_dir(repo: Repository, job: Job) -> str | None:
@@ -179,6 +204,10 @@ class JobReconciler:
                                              "container": event.get("container")}}
             if job.status == S.QUEUED:
                 transition(job, S.RUNNING, now)
+        elif node is not None and node.notice is not None and _rank_failed(event) and job.status != S.CANCEL_REQUESTED:
+            # It stopped under a preemption notice (SIGTERM, or it quit on reading the notice): preempted.
+            compute = repo.compute(job.compute_key)
+            preempt(repo, job, node.node_id, now, effects, preemption_service.policy_of(compute, self.settings))
         else:
             job.ranks = {**job.ranks, rank: {**job.ranks.get(rank, {}), **event, "state": "ended"}}
             self._settle(repo, job, now, effects)

@@ -6,8 +6,10 @@ and with nothing to hear it still runs every `reconcile_interval_seconds`.
 
 import functools
 import logging
+import random
 import signal
 import threading
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -16,6 +18,7 @@ import redis
 from emulator.controller.clusters import ClusterReconciler
 from emulator.controller.effects import Effects, apply_jobs
 from emulator.controller.jobs import JobReconciler, JobScheduler
+from emulator.controller.preemption import Preemptions
 from emulator.runtime.base import Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
@@ -30,14 +33,18 @@ log = logging.getLogger("amlemu.controller")
 
 class Controller:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
-                 clock: Callable[[], datetime], resolver: EnvironmentResolver, redis_url: str | None = None):
-        """`redis_url`: how this process reaches Redis, when not as the nodes do (settings.redis_url)."""
+                 clock: Callable[[], datetime], resolver: EnvironmentResolver, redis_url: str | None = None,
+                 entropy: random.Random | None = None):
+        """`redis_url`: how this process reaches Redis, when not as the nodes do (settings.redis_url);
+        `entropy`: where unseeded randomness comes from (preemption timelines, event ids)."""
+        entropy = entropy or random.Random()
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         self.celery = make_celery(redis_url or settings.redis_url)
         self.jobs = JobReconciler(settings, resolver.prepare, resolver.cached)
         scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus))
-        self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch)
-        runtime.ensure_network(settings.jobs_network, {"amlemu.stack": settings.stack})
+        self.preemptions = Preemptions(settings, scheduler, entropy, lambda: str(uuid.UUID(int=entropy.getrandbits(128))))
+        self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch,
+                                          self.preemptions)
 
     def _dispatch(self, effects: Effects) -> None:
         apply_jobs(effects, self.runtime, self.broker, self.celery, self.settings.stack)
@@ -45,7 +52,10 @@ class Controller:
     def _apply_event(self, event: dict) -> None:
         effects = Effects()
         with self.store.transaction() as repo:
-            self.jobs.apply_event(repo, event, self.clock(), effects)
+            if event.get("kind") == "preempt_ack":
+                self.preemptions.apply_event(repo, event)
+            else:
+                self.jobs.apply_event(repo, event, self.clock(), effects)
         self._dispatch(effects)
 
     def tick(self, wait_seconds: float = 0.0) -> None:

@@ -7,7 +7,7 @@ needs to run the job.
 import re
 from dataclasses import dataclass
 
-from emulator.domain import durations, payload, placeholders
+from emulator.domain import durations, payload, placeholders, preemption
 from emulator.errors import ValidationFailed
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$")
@@ -141,6 +141,7 @@ def parse(body: object) -> tuple[dict, JobSpec]:
                  experimentName=props.get("experimentName") or DEFAULT_EXPERIMENT,
                  resources={**resources, "instanceCount": spec.instance_count},
                  isArchived=bool(props.get("isArchived", False)))
+    preemption.job_choice(props["properties"])  # the job's own onPreemption, checked now rather than when it bites
     props.pop("status", None)  # read-only
     return props, spec
 

@@ -18,6 +18,7 @@ class ContainerSpec:
     memory_bytes: int | None = None
     gpus: int = 0
     network: str | None = None
+    networks: tuple[str, ...] = ()  # more networks to join, after `network`
     mounts: dict[str, str] = field(default_factory=dict)  # host path -> container path
     read_only: tuple[str, ...] = ()  # container paths of mounts the container may not write
     user: str | None = None

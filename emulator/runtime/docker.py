@@ -53,6 +53,8 @@ class DockerRuntime:
                          for host, path in spec.mounts.items()},
                 user=spec.user, entrypoint=spec.entrypoint, working_dir=spec.working_dir,
                 security_opt=["no-new-privileges"], **kwargs)
+            for network in spec.networks:
+                self.client.networks.get(network).connect(container)
             container.reload()
             return self._observe(container)
         except (APIError, DockerException) as exc:

@@ -16,8 +16,9 @@ P = jobs.P
 MUTABLE = ("tags", "description", "displayName", "isArchived", "properties")
 
 
-def transition(job: Job, target: JobStatus, now: datetime, message: str | None = None) -> None:
-    """Move a job to `target` (InvalidTransition if its machine forbids it) and record it in its history."""
+def transition(job: Job, target: JobStatus, now: datetime, message: str | None = None, **extra) -> None:
+    """Move a job to `target` (InvalidTransition if its machine forbids it) and record it in its history;
+    `extra` goes into the history entry (a `warning` there is also shown as one of the run's warnings)."""
     status = advance(JobStatus(job.status), target)
     job.status, job.status_changed_at, job.modified_at = status.value, now, now
     if status == JobStatus.QUEUED:
@@ -26,7 +27,7 @@ def transition(job: Job, target: JobStatus, now: datetime, message: str | None =
         job.started_at = now
     if is_terminal(status):
         job.ended_at = now
-    entry = {"status": status.value, "time": now.isoformat(), "attempt": job.attempt}
+    entry = {"status": status.value, "time": now.isoformat(), "attempt": job.attempt, **extra}
     job.history = [*job.history, {**entry, "message": message} if message else entry]
 
 

@@ -50,6 +50,10 @@ class Compute(Base):
     allocation_state: Mapped[str] = mapped_column(default="Steady")
     allocation_changed_at: Mapped[datetime | None] = mapped_column(default=None)
     target_nodes: Mapped[int] = mapped_column(Integer, default=0)
+    # The emulator's own preemption settings for this cluster (domain.preemption.Policy.to_row), and the
+    # random timeline's progress: {"seed", "since", "done"}. None: the global settings, nothing drawn yet.
+    preemption: Mapped[dict | None] = mapped_column(JSON, default=None)
+    chaos: Mapped[dict | None] = mapped_column(JSON, default=None)
 
 
 class Node(Base):
@@ -63,6 +67,10 @@ class Node(Base):
     created_at: Mapped[datetime]
     state_changed_at: Mapped[datetime]
     idle_since: Mapped[datetime | None] = mapped_column(default=None)
+    # A Scheduled Events Preempt notice on this node (domain.preemption.Notice.to_row); `noticed`: the
+    # controller has told the node and signalled its job.
+    notice: Mapped[dict | None] = mapped_column(JSON, default=None)
+    noticed: Mapped[bool | None] = mapped_column(default=None)
 
 
 class Operation(Base):

@@ -1,5 +1,6 @@
 """A cluster node: one Celery worker, concurrency 1, consuming its cluster's queue and running job ranks."""
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -7,7 +8,7 @@ from celery.signals import worker_ready, worker_shutting_down
 
 from emulator.runtime.docker import DockerRuntime
 from emulator.settings import Settings
-from emulator.workers import attempts, protocol
+from emulator.workers import attempts, imds, protocol
 from emulator.workers.celery_app import make_celery, ready_key
 
 
@@ -18,9 +19,16 @@ def run(node_id: str, queue: str, settings: Settings) -> None:
     host_data_dir = Path(settings.host_data_dir or settings.data_dir)
     cleanup = ThreadPoolExecutor(1, thread_name_prefix="cleanup")  # removals off the next job's path
 
+    node = attempts.NodeIdentity(node_id, os.environ.get("AMLEMU_IMDS_ENDPOINT"))
+    imds.serve(broker, node_id)
+
+    def hand_back(message: dict) -> None:
+        app.send_task(protocol.RUN_TASK, args=[message], queue=queue)
+
     @app.task(name=protocol.RUN_TASK, acks_late=True)
     def run_attempt(message: dict) -> str:
-        return attempts.execute(message, runtime, broker, node_id, settings.data_dir, host_data_dir, cleanup.submit)
+        return attempts.execute(message, runtime, broker, node, settings.data_dir, host_data_dir, hand_back,
+                                cleanup.submit)
 
     @worker_ready.connect(weak=False)
     def _ready(**_):

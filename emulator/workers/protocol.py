@@ -24,11 +24,14 @@ GROUP = "controller"
 CLAIM_TTL = 30 * 24 * 3600
 log = logging.getLogger("amlemu.protocol")
 
-# Claim a rank of the current attempt: KEYS = current, claim; ARGV = attempt, node.
+# Claim a rank of the current attempt: KEYS = current, claim, the node's notice; ARGV = attempt, node, ttl.
+# -1: the node is under a preemption notice and takes no more work.
 _CLAIM = """
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', tonumber(ARGV[3])) and 1 or 0
 """
+CLAIMED, STALE, DRAINING = 1, 0, -1
 
 
 @dataclass(frozen=True)
@@ -96,9 +99,33 @@ def is_current(broker: redis.Redis, job_key: str, attempt: int) -> bool:
     return broker.get(current_key(job_key)) == str(attempt).encode()
 
 
-def claim(broker: redis.Redis, attempt: Attempt, node_id: str) -> bool:
-    keys = [current_key(attempt.job_key), claim_key(attempt.job_key, attempt.attempt, attempt.rank)]
-    return bool(broker.eval(_CLAIM, 2, *keys, str(attempt.attempt), node_id, CLAIM_TTL))
+def claim(broker: redis.Redis, attempt: Attempt, node_id: str) -> int:
+    """CLAIMED, STALE (not the current attempt, or claimed already) or DRAINING (this node is being preempted)."""
+    keys = [current_key(attempt.job_key), claim_key(attempt.job_key, attempt.attempt, attempt.rank),
+            notice_key(node_id)]
+    return int(broker.eval(_CLAIM, 3, *keys, str(attempt.attempt), node_id, CLAIM_TTL))
+
+
+def notice_key(node_id: str) -> str:
+    """The node's Scheduled Events document while it has a notice (the controller writes it)."""
+    return f"amlemu:node:{node_id}:scheduledevents"
+
+
+def publish_notice(broker: redis.Redis, node_id: str, document: dict | None) -> None:
+    if document is None:
+        broker.delete(notice_key(node_id))
+    else:
+        broker.set(notice_key(node_id), json.dumps(document))
+
+
+def read_notice(broker: redis.Redis, node_id: str) -> dict | None:
+    raw = broker.get(notice_key(node_id))
+    return json.loads(raw) if raw else None
+
+
+def acknowledge(broker: redis.Redis, node_id: str, event_ids: list[str]) -> None:
+    """A StartRequests POST on the node: the controller takes the node now instead of at NotBefore."""
+    broker.xadd(EVENTS, {"event": json.dumps({"kind": "preempt_ack", "node": node_id, "events": event_ids})})
 
 
 def resilient(url: str) -> redis.Redis:

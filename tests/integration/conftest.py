@@ -38,6 +38,7 @@ from emulator.runtime.base import MANAGED  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 from emulator.settings import Settings  # noqa: E402
 from emulator.store.db import Store  # noqa: E402
+from tests.integration.lab import Lab  # noqa: E402
 
 REDIS_IMAGE = "amlemu/redis:latest"
 NODE_IMAGE = "amlemu/emulator:latest"
@@ -186,3 +187,8 @@ def reconciler(make_reconciler) -> ClusterReconciler:
 @pytest.fixture
 def managed_filter(stack) -> dict:
     return {"label": [f"{MANAGED}=true", f"amlemu.stack={stack}"]}
+
+
+@pytest.fixture
+def lab(settings, store, runtime, broker, docker_client, redis_host_url) -> Lab:
+    return Lab(settings, store, runtime, broker, docker_client, redis_host_url)

@@ -1,0 +1,93 @@
+"""Carries out preemptions on low-priority clusters, inside the cluster reconciler's transaction.
+
+A notice is recorded on the node (by the api on demand, or here when the seeded random timeline says so);
+each pass then: publishes the node's Scheduled Events document and, once, signals its job; at NotBefore or
+on acknowledgement takes the node (SIGKILL, `preempted`) and sends its job back to the queue (or fails it);
+and after the keep time drops the preempted node from the list.
+"""
+
+import logging
+import random
+from collections.abc import Callable
+from datetime import datetime
+
+from emulator.controller.effects import Effects
+from emulator.controller.jobs import JobScheduler
+from emulator.domain import preemption
+from emulator.domain.cluster import NodeState
+from emulator.services import computes
+from emulator.services import preemption as service
+from emulator.settings import Settings
+from emulator.store.repositories import Repository
+from emulator.store.tables import Compute, Node
+
+log = logging.getLogger("amlemu.controller")
+
+
+class Preemptions:
+    def __init__(self, settings: Settings, scheduler: JobScheduler | None, entropy: random.Random,
+                 new_event_id: Callable[[], str]):
+        self.settings, self.scheduler, self.entropy, self.new_event_id = settings, scheduler, entropy, new_event_id
+
+    def apply_event(self, repo: Repository, event: dict) -> None:
+        """A node's IMDS relayed a StartRequests POST: the event starts, and the next pass takes the node."""
+        node = repo.session.get(Node, event.get("node") or "")
+        if node is not None and service.acknowledge(node, [str(e).upper() for e in event.get("events", [])]):
+            log.info("node %s acknowledged its preemption notice", node.node_id)
+
+    def tick(self, repo: Repository, compute: Compute, nodes: list[Node], now: datetime, effects: Effects) -> None:
+        if not computes.spec_of(compute).low_priority:
+            return
+        self._draw(compute, nodes, now)
+        for node in nodes:
+            if node.notice is not None:
+                self._carry_out(repo, compute, node, now, effects)
+
+    def _draw(self, compute: Compute, nodes: list[Node], now: datetime) -> None:
+        """New notices from the cluster's random timeline, if its policy has one."""
+        policy = service.policy_of(compute, self.settings)
+        if policy.mean_seconds is None:
+            return
+        chaos = dict(compute.chaos or {"seed": preemption.unseeded(policy.seed, self.entropy),
+                                       "since": now.isoformat(), "done": 0})
+        timeline = preemption.Timeline(chaos["seed"], compute.key, self.settings.scaled(policy.mean_seconds),
+                                       datetime.fromisoformat(chaos["since"]))
+        due = timeline.due(chaos["done"], now)
+        for n in range(chaos["done"], chaos["done"] + due):
+            victim = timeline.victim(n, [c.node_id for c in service.candidates(nodes)])
+            if victim is None:
+                log.info("random preemption %d of %s: no node to take", n + 1, compute.name)
+                continue
+            service.preempt(compute, nodes, victim, self.new_event_id(), now, self.settings)
+            log.info("random preemption %d of %s: notice to node %s", n + 1, compute.name, victim)
+        chaos["done"] += due
+        if chaos != compute.chaos:
+            compute.chaos = chaos
+
+    def _carry_out(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects) -> None:
+        notice = preemption.Notice.from_row(node.notice)
+        if node.state == NodeState.PREEMPTED:
+            keep = self.settings.scaled(preemption.PREEMPTED_KEEP_SECONDS)
+            if (now - node.state_changed_at).total_seconds() >= keep:
+                effects.notices.append((node.node_id, None))
+                repo.remove(node)
+            return
+        effects.notices.append((node.node_id, preemption.document(notice)))  # every pass: survives restarts
+        if not node.noticed:
+            node.noticed = True
+            log.info("node %s of %s: Preempt notice %s, not before %s", node.node_id, compute.name,
+                     notice.event_id, preemption.rfc1123(notice.not_before))
+            if self.settings.signal_on_notice:
+                effects.signal_jobs.append((node.node_id, "SIGTERM"))
+        if not notice.due(now):
+            return
+        notice = notice.start()
+        node.notice = notice.to_row()
+        effects.notices[-1] = (node.node_id, preemption.document(notice))
+        log.warning("node %s of %s preempted", node.node_id, compute.name)
+        if node.container_id:
+            effects.kill.append(node.container_id)
+        effects.signal_jobs.append((node.node_id, "SIGKILL"))
+        if self.scheduler:
+            self.scheduler.node_lost(repo, compute, node, now, effects, service.policy_of(compute, self.settings))
+        node.state, node.state_changed_at, node.idle_since, node.run_id = NodeState.PREEMPTED.value, now, None, None

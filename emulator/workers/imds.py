@@ -1,0 +1,89 @@
+"""The node's Instance Metadata Service, as far as Scheduled Events go: what code on an Azure VM polls at
+http://169.254.169.254/metadata/scheduledevents to learn of a coming preemption.
+
+Job containers reach it at $AZUREML_EMU_IMDS_ENDPOINT (this node, by name, on the jobs network): giving
+them 169.254.169.254 itself would need a host route for that address, which would hijack the host's own
+metadata service on a cloud VM. The controller writes the document to Redis; an acknowledgement goes back
+to it as an event. The standard library's threading HTTP server is enough for one small JSON document.
+"""
+
+import json
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import redis
+
+from emulator.domain import preemption
+from emulator.errors import ValidationFailed
+from emulator.workers import protocol
+
+PORT = 80
+PATH = "/metadata/scheduledevents"
+log = logging.getLogger("amlemu.imds")
+
+
+def endpoint(node_container: str) -> str:
+    return f"http://{node_container}:{PORT}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], broker: redis.Redis, node_id: str):
+        super().__init__(address, _Handler)
+        self.broker, self.node_id = broker, node_id
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def _answer(self, status: int, body: dict | None = None) -> None:
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _refused(self) -> bool:
+        """Azure's checks, in its order: the path, the Metadata header, the api-version."""
+        url = urlsplit(self.path)
+        if url.path.rstrip("/") != PATH:
+            self._answer(404, {"error": "Not found"})
+        elif (self.headers.get("Metadata") or "").lower() != "true":
+            self._answer(400, {"error": "Bad request. Required metadata header not specified"})
+        elif not parse_qs(url.query).get("api-version"):
+            self._answer(400, {"error": "Bad request. api-version was not specified in the request"})
+        else:
+            return False
+        return True
+
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        if not self._refused():
+            self._answer(200, protocol.read_notice(self.server.broker, self.server.node_id)
+                         or preemption.document(None))
+
+    def do_POST(self) -> None:  # noqa: N802
+        if self._refused():
+            return
+        try:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            events = preemption.start_requests(json.loads(raw or b"null"))
+        except (ValueError, ValidationFailed) as exc:
+            self._answer(400, {"error": f"Bad request. {getattr(exc, 'message', exc)}"})
+            return
+        protocol.acknowledge(self.server.broker, self.server.node_id, events)
+        log.info("scheduled events acknowledged: %s", ", ".join(events))
+        self._answer(200)
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 (the stdlib's name)
+        log.debug(format, *args)
+
+
+def serve(broker: redis.Redis, node_id: str, port: int = PORT, host: str = "0.0.0.0") -> ThreadingHTTPServer:
+    """Start answering in a daemon thread; returns the server (its `server_address` has the real port)."""
+    server = _Server((host, port), broker, node_id)
+    threading.Thread(target=server.serve_forever, name="imds", daemon=True).start()
+    return server
