@@ -185,7 +185,8 @@ def test_min_nodes_become_idle_node_containers(aml, reconciler, settings, docker
         host = info["HostConfig"]
         assert host["NanoCpus"] == NODE_NANO_CPUS and host["Memory"] == NODE_MEMORY
         assert host["Init"] is True and host["Privileged"] is False
-        assert list(info["NetworkSettings"]["Networks"]) == [settings.docker_network]
+        # The stack's network (redis), and the jobs network where its jobs reach its Scheduled Events.
+        assert sorted(info["NetworkSettings"]["Networks"]) == sorted([settings.docker_network, settings.jobs_network])
         env = dict(item.split("=", 1) for item in info["Config"]["Env"])
         assert env["AMLEMU_NODE_ID"] == node.node_id
         assert env["AMLEMU_QUEUE"] == cluster_queue(key)
