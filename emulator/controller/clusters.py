@@ -78,15 +78,16 @@ class ClusterReconciler:
             nodes = repo.nodes(key)
             for node in nodes:
                 self._observe(repo, compute, node, observed.get(node.node_id), now, effects)
+            spec = computes.spec_of(compute)
             if self.preemptions:
-                self.preemptions.tick(repo, compute, nodes, now, effects)
+                self.preemptions.tick(repo, compute, spec.low_priority, nodes, now, effects)
             deleting = compute.provisioning_state == "Deleting" or repo.workspace(compute.workspace_key) is None
             if deleting:
                 effects.remove += [observed[n.node_id].id for n in nodes if n.node_id in observed]
                 effects.forget += [n.node_id for n in nodes]
                 live = set()
             else:
-                live = self._scale(repo, compute, now, effects)
+                live = self._scale(repo, compute, spec, now, effects)
         self._apply(effects)
         self.dispatch(effects)
         if deleting:  # the operation completes only once the containers are gone
@@ -150,11 +151,10 @@ class ClusterReconciler:
             repo.remove(compute)
         log.info("deleted cluster %s", compute.name)
 
-    def _scale(self, repo, compute: Compute, now: datetime, effects: Effects) -> set[str]:
+    def _scale(self, repo, compute: Compute, spec: cluster.ClusterSpec, now: datetime, effects: Effects) -> set[str]:
         if compute.provisioning_state in ("Creating", "Updating"):
             compute.provisioning_state = "Succeeded"
             operations.finish(repo, compute.key, now)
-        spec = computes.spec_of(compute)
         nodes = repo.nodes(compute.key)
         demand, pending = self.scheduler.schedule(repo, compute, nodes, now, effects) if self.scheduler else (0, 0)
         views = [cluster.NodeView(n.node_id, NodeState(n.state), n.idle_since) for n in nodes]

@@ -15,7 +15,6 @@ from emulator.controller.effects import Effects
 from emulator.controller.jobs import JobScheduler
 from emulator.domain import preemption
 from emulator.domain.cluster import NodeState
-from emulator.services import computes
 from emulator.services import preemption as service
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
@@ -35,8 +34,9 @@ class Preemptions:
         if node is not None and service.acknowledge(node, [str(e).upper() for e in event.get("events", [])]):
             log.info("node %s acknowledged its preemption notice", node.node_id)
 
-    def tick(self, repo: Repository, compute: Compute, nodes: list[Node], now: datetime, effects: Effects) -> None:
-        if not computes.spec_of(compute).low_priority:
+    def tick(self, repo: Repository, compute: Compute, low_priority: bool, nodes: list[Node], now: datetime,
+             effects: Effects) -> None:
+        if not low_priority:
             return
         self._draw(compute, nodes, now)
         for node in nodes:
@@ -72,18 +72,21 @@ class Preemptions:
                 effects.notices.append((node.node_id, None))
                 repo.remove(node)
             return
-        effects.notices.append((node.node_id, preemption.document(notice)))  # every pass: survives restarts
         if not node.noticed:
             node.noticed = True
             log.info("node %s of %s: Preempt notice %s, not before %s", node.node_id, compute.name,
                      notice.event_id, preemption.rfc1123(notice.not_before))
             if self.settings.signal_on_notice:
                 effects.signal_jobs.append((node.node_id, "SIGTERM"))
-        if not notice.due(now):
-            return
-        notice = notice.start()
-        node.notice = notice.to_row()
-        effects.notices[-1] = (node.node_id, preemption.document(notice))
+        if notice.due(now):
+            notice = notice.start()
+            node.notice = notice.to_row()
+            self._take(repo, compute, node, now, effects)
+        # Published every pass (level-based), before any signal: a restarted controller or Redis loses nothing.
+        effects.notices.append((node.node_id, preemption.document(notice)))
+
+    def _take(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects) -> None:
+        """The VM goes: its container and its jobs' are killed, its job goes back to the queue (or fails)."""
         log.warning("node %s of %s preempted", node.node_id, compute.name)
         if node.container_id:
             effects.kill.append(node.container_id)

@@ -27,8 +27,9 @@ def policy_of(compute: Compute, settings: Settings) -> preemption.Policy:
 
 def set_policy(compute: Compute, body: object, settings: Settings) -> preemption.Policy:
     _low_priority(compute)
-    policy = preemption.parse_policy(body, policy_of(compute, settings))
-    if policy.to_row() != policy_of(compute, settings).to_row():
+    current = policy_of(compute, settings)
+    policy = preemption.parse_policy(body, current)
+    if policy != current:
         compute.preemption, compute.chaos = policy.to_row(), None  # a new timeline from now
     return policy
 

@@ -82,7 +82,7 @@ def _wait_out_notice(broker: redis.Redis, node_id: str, limit_seconds: float = 6
 
 def execute(message: dict, runtime: Runtime, broker: redis.Redis, node: "NodeIdentity", data_dir: Path,
             host_data_dir: Path, hand_back: Callable[[dict], None] = lambda _message: None,
-            later: Callable[..., object] = lambda fn, *args: fn(*args)) -> str:
+            later: Callable[..., object] = job_runner.at_once) -> str:
     """Run one rank to its end. A stale or duplicate delivery does nothing (it is acked all the same); a
     node under a preemption notice hands the message back to its queue for another node.
 

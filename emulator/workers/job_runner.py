@@ -25,10 +25,15 @@ class Outcome:
         return self.exit_code == 0 and not self.oom_killed
 
 
+def at_once(fn: Callable[..., object], *args) -> object:
+    """The default `later`: do it now."""
+    return fn(*args)
+
+
 def run(runtime: Runtime, spec: ContainerSpec, log_file: Path,
         on_started: Callable[[Observed], None] = lambda _: None,
         on_ended: Callable[[Outcome], None] = lambda _: None,
-        later: Callable[..., object] = lambda fn, *args: fn(*args)) -> Outcome:
+        later: Callable[..., object] = at_once) -> Outcome:
     """Run the container to its end; its stdout and stderr are appended to `log_file` as they come.
 
     `on_ended` hears the outcome before the container is removed, and `later` runs the removal (at once

@@ -7,7 +7,7 @@ from emulator.services import preemption
 from tests.integration.lab import now
 
 NOTICE_READER = r"""
-import json, os, signal, sys, time, urllib.error, urllib.request
+import json, os, signal, sys, threading, time, urllib.error, urllib.request
 signal.signal(signal.SIGTERM, lambda *_: print("SIGTERM received", flush=True))
 url = os.environ["AZUREML_EMU_IMDS_ENDPOINT"] + "/metadata/scheduledevents?api-version=2020-07-01"
 if os.path.exists("outputs/first.txt"):
@@ -19,17 +19,21 @@ try:
 except urllib.error.HTTPError as exc:
     print("without the Metadata header:", exc.code)
 print("waiting for a notice", flush=True)
-while True:
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:  # poll as Azure's docs advise, with a deadline
     document = json.load(urllib.request.urlopen(urllib.request.Request(url, headers={"Metadata": "true"})))
     if document["Events"]:
         break
-    time.sleep(0.05)
+    threading.Event().wait(0.05)
+else:
+    sys.exit("no notice within 120 s")
 print("notice:", json.dumps(document), flush=True)
 event = document["Events"][0]["EventId"]
 ack = json.dumps({"StartRequests": [{"EventId": event}]}).encode()
 urllib.request.urlopen(urllib.request.Request(url, data=ack, headers={"Metadata": "true"}))
 print("acknowledged", event, flush=True)
-time.sleep(300)
+while True:  # the node is taken now: wait for the kill, whatever signals come first
+    signal.pause()
 print("never here")
 """
 
@@ -70,13 +74,13 @@ def test_an_acknowledged_notice_takes_the_node_and_the_job_reruns_on_a_fresh_one
 
 
 TERM_THEN_QUIT = r"""
-import os, signal, sys, time
+import os, signal, sys
 def quit_on_term(*_):
     open("outputs/terminated.txt", "a").write("SIGTERM\n")
     sys.exit(143)
 signal.signal(signal.SIGTERM, quit_on_term)
 print("working", flush=True)
-time.sleep(300)
+signal.pause()  # until the notice's SIGTERM
 """
 
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Body, Depends
 from fastapi.responses import JSONResponse
 
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
+from emulator.domain import payload
 from emulator.domain import preemption as rules
 from emulator.services import computes, jobs, preemption, workspaces
 
@@ -18,12 +19,12 @@ COMPUTE = f"/_emulator{WS_PATH}/computes/{{compute_name}}"
 @router.post(COMPUTE + "/preempt")
 def preempt(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, Any] | None, Body()] = None) -> JSONResponse:
     """Give a low-priority node (`nodeId`, else a running one, else any) a Preempt notice now."""
-    node_id = (body or {}).get("nodeId")
+    node_id = payload.string((body or {}).get("nodeId"), "nodeId")
     with ctx.store.transaction() as repo:
         workspaces.get(repo, ws)
         compute = computes.get(repo, ws, compute_name)
-        node = preemption.preempt(compute, repo.nodes(compute.key), node_id if isinstance(node_id, str) else None,
-                                  str(uuid.uuid4()), ctx.clock(), ctx.settings)
+        node = preemption.preempt(compute, repo.nodes(compute.key), node_id, str(uuid.uuid4()), ctx.clock(),
+                                  ctx.settings)
         notice = rules.Notice.from_row(node.notice)
     ctx.wake()
     return JSONResponse({"nodeId": node.node_id, "eventId": notice.event_id,

@@ -180,6 +180,11 @@ class Preemption:
 
     def acknowledge(self) -> None:
         """Tell the platform it may evict now (StartRequests) rather than at NotBefore."""
+        if self.event is None:  # SIGTERM may come before the watcher's next poll sees the notice: look once more
+            try:
+                self._poll()
+            except (OSError, ValueError, http.client.HTTPException):
+                pass
         if self.event is None:
             log("no Preempt event seen: nothing to acknowledge")
             return
