@@ -14,7 +14,9 @@ RESOLVE = ("import json, socket; print(json.dumps(sorted({a[4][0] for a in socke
 
 
 def run(code: str, *path) -> str:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # A fresh user's interpreter: nothing of an SDK session this test process may hold (the e2e suite's).
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "AZUREML_CURRENT_CLOUD", "ARM_CLOUD_METADATA_URL")}
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in path)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
