@@ -75,8 +75,9 @@ def down() -> None:
     stack = Stack.from_env()
     runtime = DockerRuntime()
     stack.compose("stop", "controller")  # first, so that no node starts while they are removed
-    containers = [c for role in ("node", "job") for c in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role})]
-    with console.status(f"[bold]removing {len(containers)} node and job container(s)[/]"):
+    containers = [c for role in ("node", "job", "sandbox")
+                  for c in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role})]
+    with console.status(f"[bold]removing {len(containers)} node, job and sandbox container(s)[/]"):
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
     stack.compose("down")

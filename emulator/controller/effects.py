@@ -23,10 +23,11 @@ class Effects:
     forget: list[str] = field(default_factory=list)  # node ids whose readiness flag goes
     current: list[tuple[str, int]] = field(default_factory=list)  # (job key, attempt) now current
     send: list[tuple[str, dict]] = field(default_factory=list)  # (queue, message), after `current`
+    stage: list[dict] = field(default_factory=list)  # messages sent ahead, whose containers start now
     clear: list[str] = field(default_factory=list)  # job keys no attempt of which may start any more
     stop_jobs: list[str] = field(default_factory=list)  # job keys whose containers go
     notices: list[tuple[str, dict | None]] = field(default_factory=list)  # (node id, Scheduled Events doc)
-    signal_jobs: list[tuple[str, str]] = field(default_factory=list)  # (node id, signal) for its job containers
+    signal_jobs: list[tuple[str, int, int, str]] = field(default_factory=list)  # (job key, attempt, rank, signal)
 
 
 def apply_jobs(effects: Effects, runtime: Runtime, broker: redis.Redis, celery: Celery, stack: str) -> None:
@@ -45,8 +46,9 @@ def apply_jobs(effects: Effects, runtime: Runtime, broker: redis.Redis, celery: 
 def apply_nodes(effects: Effects, runtime: Runtime, broker: redis.Redis, stack: str) -> None:
     for node_id, document in effects.notices:
         protocol.publish_notice(broker, node_id, document)
-    for node_id, signal in effects.signal_jobs:
-        for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job", "amlemu.node": node_id}):
+    for job_key, attempt, rank, signal in effects.signal_jobs:
+        for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job", "amlemu.job": protocol.job_tag(job_key),
+                                       "amlemu.attempt": str(attempt), "amlemu.rank": str(rank)}):
             runtime.signal(container.id, signal)
     for container_id in effects.stop:
         if container_id:

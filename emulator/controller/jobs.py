@@ -15,8 +15,9 @@ from pathlib import Path
 
 from emulator.controller import launch
 from emulator.controller.effects import Effects
+from emulator.controller.sandboxes import pool_of
 from emulator.domain import jobs as job_rules
-from emulator.domain import artifacts, preemption, storage, vm_sizes
+from emulator.domain import artifacts, preemption, scheduling, storage, vm_sizes
 from emulator.domain.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.job import TERMINAL, JobStatus
@@ -32,7 +33,7 @@ from emulator.workers.protocol import job_tag
 
 log = logging.getLogger("amlemu.controller")
 S = JobStatus
-RESEND_SECONDS = 10.0  # a dispatched rank nobody claimed by then is sent again (duplicates are harmless)
+RESEND_SECONDS = 10.0  # a rank still untaken while a node sat idle this long is sent again (duplicates are harmless)
 STARTING = (S.NOT_STARTED.value, S.STARTING.value, S.PREPARING.value)
 
 
@@ -67,24 +68,29 @@ class JobScheduler:
 
     def schedule(self, repo: Repository, compute: Compute, nodes: list[Node], now: datetime,
                  effects: Effects) -> tuple[int, int]:
-        """Dispatch what fits, first come first served. Returns (nodes wanted by jobs, ranks awaiting a node)."""
+        """Send what nodes will take, first come first served. Returns (nodes wanted by jobs, ranks sent that no
+        node has taken yet)."""
         queued = repo.jobs_in((S.QUEUED.value,), compute.key)
+        usable = [n for n in nodes if n.notice is None]
+        idle = [n for n in usable if n.state == NodeState.IDLE and n.run_id is None]
+        busy = sum(n.state in (NodeState.PREPARING, NodeState.RUNNING) for n in usable)
+        # A rank nobody took while a node sat idle was lost (its node died holding it): it is sent again.
+        lost = any(n.idle_since and (now - n.idle_since).total_seconds() >= RESEND_SECONDS for n in idle)
         pending = 0
         for job in (j for j in queued if j.dispatched_at is not None):
             unclaimed = self._unclaimed(job)
             pending += len(unclaimed)
-            if unclaimed and (now - job.dispatched_at).total_seconds() >= RESEND_SECONDS:
+            if unclaimed and lost and (now - job.dispatched_at).total_seconds() >= RESEND_SECONDS:
                 self._send(repo, job, compute, unclaimed, effects)
                 job.dispatched_at = now
-        free = sum(n.state == NodeState.IDLE and n.run_id is None and n.notice is None for n in nodes) - pending
+        unsent = [j for j in queued if j.dispatched_at is None]
+        sizes = [job_rules.instance_count(j.body) for j in unsent]
         waiting = 0
-        for job in (j for j in queued if j.dispatched_at is None):
-            size = job_rules.instance_count(job.body)
-            if waiting or size > free:  # first come, first served: a big job is not overtaken
+        for job, size, admission in zip(unsent, sizes, scheduling.admit(sizes, len(idle), busy, pending), strict=True):
+            if admission == scheduling.Admission.WAIT:
                 waiting += size
                 continue
-            self._dispatch(repo, job, compute, now, effects)
-            free -= size
+            self._dispatch(repo, job, compute, now, effects, ahead=admission == scheduling.Admission.AHEAD)
             pending += size
         return pending + waiting, pending
 
@@ -93,18 +99,23 @@ class JobScheduler:
         world = job_rules.instance_count(job.body)
         return [r for r in range(world) if str(r) not in job.ranks]
 
-    def _dispatch(self, repo: Repository, job: Job, compute: Compute, now: datetime, effects: Effects) -> None:
+    def _dispatch(self, repo: Repository, job: Job, compute: Compute, now: datetime, effects: Effects,
+                  ahead: bool) -> None:
         job.attempt = max(job.attempt, 1)  # a requeue has counted the next attempt already
         job.dispatched_at, job.ranks, job.modified_at = now, {}, now
-        self._send(repo, job, compute, self._unclaimed(job), effects)
+        sent = self._send(repo, job, compute, self._unclaimed(job), effects)
+        if ahead:  # its node is still busy: its container starts now, to be ready when the node is
+            effects.stage += sent
 
-    def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> None:
+    def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> list[dict]:
         workspace = repo.workspace(job.workspace_key)
         attempts = launch.ranks(job.key, job.name, job.attempt, job.body, WorkspaceRef.of(workspace),
-                                computes.spec_of(compute), self.settings, job.image, list(job.notes),
-                                code_dir(repo, job), self.host_has_gpus())
+                                computes.spec_of(compute), self.settings, job.image, [*job.notes, *_banner(job)],
+                                code_dir(repo, job), self.host_has_gpus(), sandbox_pool=pool_of(self.settings, compute.key))
+        messages = [a.to_message() for a in attempts if a.rank in ranks]
         effects.current.append((job.key, job.attempt))
-        effects.send += [(cluster_queue(compute.key), a.to_message()) for a in attempts if a.rank in ranks]
+        effects.send += [(cluster_queue(compute.key), m) for m in messages]
+        return messages
 
     def node_lost(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects,
                   preempted: preemption.Policy | None = None) -> None:
@@ -125,6 +136,15 @@ class JobScheduler:
         log.warning("node %s was lost running %s attempt %s: back to the queue", node.node_id, job.name, job.attempt)
         requeue(repo, job, now, effects, f"Node {node.node_id} was lost while running attempt {job.attempt}; "
                                           "the job goes back to the queue.")
+
+
+def _banner(job: Job) -> list[str]:
+    """The first line of a rerun's log: which attempt it is and why there is one (a preemption, a lost node)."""
+    if job.attempt <= 1:
+        return []
+    why = next((h["message"] for h in reversed(job.history) if h.get("attempt") == job.attempt and h.get("message")),
+               "")
+    return [f"amlemu: attempt {job.attempt}. {why}".rstrip()]
 
 
 def _release(repo: Repository, job: Job, now: datetime, effects: Effects) -> None:

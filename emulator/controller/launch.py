@@ -76,7 +76,8 @@ def gpu_plan(size: vm_sizes.VmSize, settings: Settings, host_has_gpus: bool) -> 
 
 def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: WorkspaceRef, cluster: ClusterSpec,
           settings: Settings, image: str, notes: list[str], code_dir: str | None,
-          host_has_gpus: bool) -> list[Attempt]:
+          host_has_gpus: bool, sandbox_pool: str | None = None) -> list[Attempt]:
+    """`sandbox_pool`: the cluster's pool of network sandboxes, which a one-node job may borrow from."""
     spec = jobs.spec_of(props)
     input_values, input_mounts = _inputs(ref, spec.inputs)
     output_values, output_mounts = _outputs(ref, job_name, spec.outputs)
@@ -107,5 +108,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
             mounts=[Mount(f"{job_dir}/outputs", f"{WD}/outputs"), Mount(f"{job_dir}/logs", f"{WD}/logs"),
                     *input_mounts, *output_mounts],
             make_dirs=[f"{job_dir}/outputs", f"{job_dir}/logs", f"{job_dir}/user_logs",
-                       *(m.source for m in output_mounts)]))
+                       *(m.source for m in output_mounts)],
+            # Ranks of a multi-node job find rank 0 by its container's name: each has a network of its own.
+            sandbox_pool=sandbox_pool if world == 1 else None))
     return result

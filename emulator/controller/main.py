@@ -19,6 +19,8 @@ from emulator.controller.clusters import ClusterReconciler
 from emulator.controller.effects import Effects, apply_jobs
 from emulator.controller.jobs import JobReconciler, JobScheduler
 from emulator.controller.preemption import Preemptions
+from emulator.controller.sandboxes import Sandboxes
+from emulator.controller.staging import Stager
 from emulator.runtime.base import Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
@@ -43,11 +45,14 @@ class Controller:
         self.jobs = JobReconciler(settings, resolver.prepare, resolver.cached)
         scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus))
         self.preemptions = Preemptions(settings, scheduler, entropy, lambda: str(uuid.UUID(int=entropy.getrandbits(128))))
+        self.stager = Stager(runtime, broker, settings.data_dir, settings.host_dir)
+        self.sandboxes = Sandboxes(settings, store, runtime, broker)
         self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch,
                                           self.preemptions)
 
     def _dispatch(self, effects: Effects) -> None:
         apply_jobs(effects, self.runtime, self.broker, self.celery, self.settings.stack)
+        self.stager.submit(effects.stage)
 
     def _apply_event(self, event: dict) -> None:
         effects = Effects()
@@ -65,8 +70,12 @@ class Controller:
             self.jobs.tick(repo, self.clock(), effects)
         self._dispatch(effects)
         containers = self.runtime.list({"amlemu.stack": self.settings.stack})  # one engine call per pass
-        self.clusters.tick([c for c in containers if c.labels.get("amlemu.role") == "node"])
-        self._sweep([c for c in containers if c.labels.get("amlemu.role") == "job"])
+        by_role: dict[str, list[Observed]] = {"node": [], "job": [], "sandbox": []}
+        for container in containers:
+            by_role.get(container.labels.get("amlemu.role", ""), []).append(container)
+        self.clusters.tick(by_role["node"])
+        self._sweep(by_role["job"])
+        self.sandboxes.tick(by_role["sandbox"], by_role["job"])
 
     def _sweep(self, containers: list[Observed]) -> None:
         """Job containers of no current attempt (cancelled, requeued, ended) go."""

@@ -77,7 +77,7 @@ class Preemptions:
             log.info("node %s of %s: Preempt notice %s, not before %s", node.node_id, compute.name,
                      notice.event_id, preemption.rfc1123(notice.not_before))
             if self.settings.signal_on_notice:
-                effects.signal_jobs.append((node.node_id, "SIGTERM"))
+                effects.signal_jobs += [(*rank, "SIGTERM") for rank in _ranks_on(repo, compute, node)]
         if notice.due(now):
             notice = notice.start()
             node.notice = notice.to_row()
@@ -89,8 +89,15 @@ class Preemptions:
         """The VM goes: its container and its jobs' are killed, its job goes back to the queue (or fails)."""
         log.warning("node %s of %s preempted", node.node_id, compute.name)
         if node.container_id:
-            effects.kill.append(node.container_id)
-        effects.signal_jobs.append((node.node_id, "SIGKILL"))
+            effects.kill.append(node.container_id)  # its job's containers go as the job is requeued or failed
         if self.scheduler:
             self.scheduler.node_lost(repo, compute, node, now, effects, service.policy_of(compute, self.settings))
         node.state, node.state_changed_at, node.idle_since, node.run_id = NodeState.PREEMPTED.value, now, None, None
+
+
+def _ranks_on(repo: Repository, compute: Compute, node: Node) -> list[tuple[str, int, int]]:
+    """(job key, attempt, rank) of what the node runs."""
+    job = repo.job(f"{compute.workspace_key}/jobs/{node.run_id}") if node.run_id else None
+    if job is None:
+        return []
+    return [(job.key, job.attempt, int(rank)) for rank, held in job.ranks.items() if held.get("node") == node.node_id]

@@ -42,13 +42,17 @@ class DockerRuntime:
             kwargs["nano_cpus"] = int(min(spec.cpus, self.host_cpus) * 1e9)
         if spec.memory_bytes:
             kwargs["mem_limit"] = spec.memory_bytes
+        if spec.network_of:
+            kwargs["network_mode"] = f"container:{spec.network_of}"
+        else:
+            kwargs["network"] = spec.network
         if spec.gpus:
             kwargs["device_requests"] = [docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])]
         try:
             self.client.images.get(spec.image)  # local images only: never let containers.run() try a pull
             container = self.client.containers.run(
                 spec.image, spec.command, name=spec.name, detach=True, init=True,
-                labels={MANAGED: "true", **spec.labels}, environment=spec.env, network=spec.network,
+                labels={MANAGED: "true", **spec.labels}, environment=spec.env,
                 volumes={host: {"bind": path, "mode": "ro" if path in spec.read_only else "rw"}
                          for host, path in spec.mounts.items()},
                 user=spec.user, entrypoint=spec.entrypoint, working_dir=spec.working_dir,
@@ -66,6 +70,15 @@ class DockerRuntime:
             return [self._observe(c) for c in self.client.containers.list(all=True, filters=filters)]
         except NotFound:  # a container vanished between list and inspect
             return self.list(labels)
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+
+    def find(self, name: str) -> Observed | None:
+        """The container of that name (or id), if there is one."""
+        try:
+            return self._observe(self.client.containers.get(name))
+        except NotFound:
+            return None
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
 

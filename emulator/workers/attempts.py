@@ -1,25 +1,30 @@
-"""What a node does with one dispatched rank: claim it, lay out its directories, run its container, report.
+"""What a node does with one dispatched rank: claim it, take the container started ahead for it or start one
+(its directories laid out), open the container's gate, follow it to its end, report.
 
 The node sees the emulator's data directory at `data_dir` and mounts it into job containers through its
 host path (`host_data_dir`), since job containers are the engine's siblings, not the node's children.
 """
 
+import errno
 import logging
 import os
+import shlex
 import shutil
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import redis
 
+from emulator.errors import EmulatorError
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.workers import job_runner, protocol
 from emulator.workers.protocol import Attempt
 
 log = logging.getLogger("amlemu.node")
+GATE = ".amlemu-start"  # in the rank's working directory, while its container waits for a node
 
 
 def _open_up(path: Path) -> None:
@@ -56,21 +61,89 @@ class NodeIdentity:
     node_id: str
     imds_endpoint: str | None = None  # where this node's Scheduled Events are served to its jobs
 
+    def job_env(self) -> dict[str, str]:
+        """What a job learns of the node it runs on, handed over at the gate."""
+        return {"AZUREML_EMU_IMDS_ENDPOINT": self.imds_endpoint} if self.imds_endpoint else {}
 
-def container_spec(attempt: Attempt, host_data_dir: Path, node: NodeIdentity) -> ContainerSpec:
+
+def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
+    """The rank's container. It waits at its gate (a FIFO in its working directory) until a node takes the
+    job, reads there what it needs of that node, and only then runs the command: so it can be started ahead,
+    while every node is still busy, and the job begins on a node the moment one is free."""
     mounts = {str(host_data_dir / attempt.workdir): "/mnt/azureml/wd"}
     mounts.update({str(host_data_dir / m.source): m.target for m in attempt.mounts})
     # A SIGTERM (a preemption notice) is for the user's code: tini, the container's init, passes it to the
     # whole process group, and the `sh -c` around the command outlives it (a trap that does nothing; its
     # children still get the default action) so the container lasts as long as the code does.
-    env = {**attempt.env, "TINI_KILL_PROCESS_GROUP": "1",
-           **({"AZUREML_EMU_IMDS_ENDPOINT": node.imds_endpoint} if node.imds_endpoint else {})}
-    return ContainerSpec(name=attempt.container_name, image=attempt.image, command=[f"trap : TERM; {attempt.command}"],
-                         entrypoint=["/bin/sh", "-c"], labels={**attempt.labels, "amlemu.node": node.node_id},
-                         env=env, cpus=attempt.cpus,
+    env = {**attempt.env, "TINI_KILL_PROCESS_GROUP": "1"}
+    command = f"trap : TERM; . ./{GATE}; rm -f ./{GATE}; {attempt.command}"
+    return ContainerSpec(name=attempt.container_name, image=attempt.image, command=[command],
+                         entrypoint=["/bin/sh", "-c"], labels=attempt.labels, env=env, cpus=attempt.cpus,
                          memory_bytes=attempt.memory_bytes, gpus=attempt.gpus, network=attempt.network,
                          mounts=mounts, read_only=tuple(m.target for m in attempt.mounts if m.read_only),
                          user=attempt.user, working_dir="/mnt/azureml/wd")
+
+
+def stage(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Path, host_data_dir: Path) -> Observed:
+    """Lay out the rank's directories and start its container, waiting at its gate: in a network sandbox of
+    its cluster's pool when one is free, else on the jobs network with a namespace of its own."""
+    _lay_out(attempt, data_dir)
+    gate = data_dir / attempt.workdir / GATE
+    os.mkfifo(gate)
+    gate.chmod(0o666)  # the job's user opens it and removes it
+    spec = container_spec(attempt, host_data_dir)
+    sandbox = protocol.take_sandbox(broker, attempt.sandbox_pool) if attempt.sandbox_pool else None
+    if sandbox:
+        try:
+            return runtime.run(replace(spec, network_of=sandbox, labels={**spec.labels, "amlemu.sandbox": sandbox}))
+        except EmulatorError as exc:  # the sandbox is gone (killed from outside): a namespace of its own
+            log.warning("%s: network sandbox %s unusable (%s)", attempt.container_name, sandbox, exc.message)
+            runtime.remove(spec.name)
+    return runtime.run(spec)
+
+
+def _open_for_writing(fifo: Path) -> int | None:
+    """A descriptor once a reader has the FIFO open, else None (ENXIO)."""
+    try:
+        return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            return None
+        raise
+
+
+def open_gate(runtime: Runtime, container: Observed, gate: Path, env: dict[str, str],
+              limit_seconds: float = 120.0) -> None:
+    """Let the container's command run, with `env` exported. Returns at once if the container ended without
+    reaching its gate (no shell in the image, say): its exit code and log say why."""
+    lines = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items()).encode()
+    deadline = time.monotonic() + limit_seconds
+    polls = 0
+    while (fd := _open_for_writing(gate)) is None:  # the container is still starting
+        polls += 1
+        if polls % 50 == 0 and not getattr(runtime.find(container.id), "running", False):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the job's container did not come to its start within {limit_seconds:g} s")
+        threading.Event().wait(0.005)
+    try:
+        os.write(fd, lines)
+    finally:
+        os.close(fd)
+
+
+def _container_for(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Path,
+                   host_data_dir: Path) -> Observed:
+    """The claimed rank's container: the one the controller started ahead for it, or a new one."""
+    if protocol.take_stage(broker, attempt):
+        return stage(attempt, runtime, broker, data_dir, host_data_dir)
+    deadline = time.monotonic() + protocol.STAGING_TTL
+    while (state := protocol.stage_state(broker, attempt)) == protocol.STAGING and time.monotonic() < deadline:
+        threading.Event().wait(0.01)  # the controller is starting it right now
+    if state == protocol.STAGED and (staged := runtime.find(attempt.container_name)) is not None and staged.running:
+        return staged
+    runtime.remove(attempt.container_name)  # what is left of a staging that failed
+    return stage(attempt, runtime, broker, data_dir, host_data_dir)
 
 
 def _wait_out_notice(broker: redis.Redis, node_id: str, limit_seconds: float = 600.0) -> None:
@@ -103,20 +176,20 @@ def execute(message: dict, runtime: Runtime, broker: redis.Redis, node: "NodeIde
         return "stale"
     protocol.report(broker, "claimed", attempt, node_id)
     try:
-        _lay_out(attempt, data_dir)
+        container = _container_for(attempt, runtime, broker, data_dir, host_data_dir)
         if not protocol.is_current(broker, attempt.job_key, attempt.attempt):  # cancelled while we set up
+            later(runtime.remove, container.id)
             protocol.report(broker, "ended", attempt, node_id, exit_code=None, oom=False, tail="", error=None)
             return "cancelled"
-
-        def started(container: Observed) -> None:
-            protocol.report(broker, "running", attempt, node_id, container=container.id)
+        open_gate(runtime, container, data_dir / attempt.workdir / GATE, node.job_env())
+        protocol.report(broker, "running", attempt, node_id, container=container.id)
 
         def ended(outcome: job_runner.Outcome) -> None:
             protocol.report(broker, "ended", attempt, node_id, exit_code=outcome.exit_code,
                             oom=outcome.oom_killed, tail=outcome.log_tail, error=None)
 
-        job_runner.run(runtime, container_spec(attempt, host_data_dir, node), data_dir / attempt.log_file, started,
-                       ended, later)
+        job_runner.run(runtime, container, data_dir / attempt.log_file, ended, later,
+                       memory_limited=attempt.memory_bytes is not None)
         return "ended"
     except Exception as exc:  # the job fails with the reason; the node stays up for the next one
         log.exception("attempt %s of %s failed to run", attempt.attempt, attempt.job_name)

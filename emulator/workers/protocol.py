@@ -65,6 +65,7 @@ class Attempt:
     notes: list[str] = field(default_factory=list)
     mounts: list[Mount] = field(default_factory=list)
     make_dirs: list[str] = field(default_factory=list)  # relative to the data directory
+    sandbox_pool: str | None = None  # the cluster's pool of network namespaces, for a one-node job
 
     def to_message(self) -> dict:
         return asdict(self)
@@ -104,6 +105,74 @@ def claim(broker: redis.Redis, attempt: Attempt, node_id: str) -> int:
     keys = [current_key(attempt.job_key), claim_key(attempt.job_key, attempt.attempt, attempt.rank),
             notice_key(node_id)]
     return int(broker.eval(_CLAIM, 3, *keys, str(attempt.attempt), node_id, CLAIM_TTL))
+
+
+# A rank's container is started once, by whoever takes its stage key first: the controller, ahead of time, for a
+# job sent while every node is busy, or the node that claims the rank. "staging" expires (a stager that died
+# mid-way lets the node take over); "staged" lasts as long as a claim.
+STAGING, STAGED = b"staging", b"staged"
+STAGING_TTL = 120
+
+
+def stage_key(attempt: Attempt) -> str:
+    return f"amlemu:job:{job_tag(attempt.job_key)}:{attempt.attempt}:{attempt.rank}:stage"
+
+
+def take_stage(broker: redis.Redis, attempt: Attempt) -> bool:
+    """True if the caller is to lay out the rank and start its container."""
+    return bool(broker.set(stage_key(attempt), STAGING, nx=True, ex=STAGING_TTL))
+
+
+def mark_staged(broker: redis.Redis, attempt: Attempt) -> None:
+    broker.set(stage_key(attempt), STAGED, ex=CLAIM_TTL)
+
+
+def drop_stage(broker: redis.Redis, attempt: Attempt) -> None:
+    broker.delete(stage_key(attempt))
+
+
+def stage_state(broker: redis.Redis, attempt: Attempt) -> bytes | None:
+    return broker.get(stage_key(attempt))
+
+
+# Network sandboxes: containers that only hold a network namespace on the jobs network, pooled per cluster. A
+# one-node job borrows a free one and shares its namespace (as a job shares its VM's network), which spares
+# the engine making a namespace per job, its costliest step. The controller keeps each pool's size and puts back
+# every sandbox no job container names once its lease (taken with it) has run out.
+SANDBOX_LEASE_SECONDS = 60
+_TAKE_SANDBOX = """
+local name = redis.call('SPOP', KEYS[1])
+if name then redis.call('SET', ARGV[1] .. name, '1', 'EX', tonumber(ARGV[2])) end
+return name
+"""
+_PUT_BACK = """
+if redis.call('EXISTS', ARGV[1] .. ARGV[2]) == 1 then return 0 end
+return redis.call('SADD', KEYS[1], ARGV[2])
+"""
+_LEASE = "amlemu:sandbox:lease:"
+
+
+def sandbox_pool_key(pool: str) -> str:
+    return f"amlemu:sandboxes:{pool}:free"
+
+
+def take_sandbox(broker: redis.Redis, pool: str) -> str | None:
+    name = broker.eval(_TAKE_SANDBOX, 1, sandbox_pool_key(pool), _LEASE, SANDBOX_LEASE_SECONDS)
+    return name.decode() if name else None
+
+
+def put_back_sandbox(broker: redis.Redis, pool: str, name: str) -> None:
+    """Free again, unless it was taken a moment ago (its job container may not be listed yet)."""
+    broker.eval(_PUT_BACK, 1, sandbox_pool_key(pool), _LEASE, name)
+
+
+def free_sandboxes(broker: redis.Redis, pool: str) -> set[str]:
+    return {name.decode() for name in broker.smembers(sandbox_pool_key(pool))}
+
+
+def withdraw_sandbox(broker: redis.Redis, pool: str, name: str) -> bool:
+    """True if the sandbox was free and now nobody can take it."""
+    return bool(broker.srem(sandbox_pool_key(pool), name))
 
 
 def notice_key(node_id: str) -> str:

@@ -34,7 +34,7 @@ def stack(tmp_path_factory) -> Stack:
     finally:
         runtime = DockerRuntime()
         stack.compose("stop", "controller", capture=True)
-        for role in ("node", "job"):
+        for role in ("node", "job", "sandbox"):
             for container in runtime.list({"amlemu.stack": env["AMLEMU_STACK"], "amlemu.role": role}):
                 runtime.remove(container.id)
         stack.compose("down", "-v", capture=True)

@@ -1,0 +1,84 @@
+"""Keeps each cluster's pool of network sandboxes (see workers/protocol.py): one per node for the job it runs
+and one for each job waiting ahead for it, and none once the cluster is down to zero nodes. Every pass
+puts back in the free set each sandbox that no job container names, and starts or removes sandboxes (in
+worker threads, off the loop) to match the pool's size. Level-based: a restart or a lost Redis key heals at
+the next pass.
+"""
+
+import logging
+import secrets
+from collections import defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import redis
+
+from emulator.domain import scheduling
+from emulator.domain.cluster import ACTIVE, NodeState
+from emulator.runtime.base import ContainerSpec, Observed, Runtime
+from emulator.settings import Settings
+from emulator.store.db import Store
+from emulator.workers import protocol
+from emulator.workers.celery_app import cluster_queue
+
+log = logging.getLogger("amlemu.controller")
+PER_NODE = 1 + scheduling.AHEAD
+MEMORY_BYTES = 32 * 2**20  # it runs `sleep`
+
+
+def pool_of(settings: Settings, compute_key: str) -> str:
+    """A cluster's pool, named apart from other stacks' that might share the Redis (tests do)."""
+    return f"{settings.stack}.{cluster_queue(compute_key)}"
+
+
+class Sandboxes:
+    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis):
+        self.settings, self.store, self.runtime, self.broker = settings, store, runtime, broker
+        self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox")
+        self.starting: dict[str, list[Future]] = defaultdict(list)
+
+    def tick(self, sandboxes: list[Observed], jobs: list[Observed]) -> None:
+        """`sandboxes`, `jobs`: the stack's sandbox and job containers, as just listed."""
+        with self.store.transaction() as repo:
+            wanted = {pool_of(self.settings, c.key): PER_NODE * sum(NodeState(n.state) in ACTIVE for n in repo.nodes(c.key))
+                      for c in repo.computes()
+                      if c.compute_type == "AmlCompute" and c.provisioning_state != "Deleting"}
+        used = {j.labels.get("amlemu.sandbox") for j in jobs}
+        pools: dict[str, list[Observed]] = defaultdict(list)
+        for sandbox in sandboxes:
+            pools[sandbox.labels.get("amlemu.pool", "")].append(sandbox)
+        for pool in set(pools) | set(wanted) | set(self.starting):
+            self._keep(pool, pools.get(pool, []), wanted.get(pool, 0), used)
+
+    def _keep(self, pool: str, have: list[Observed], wanted: int, used: set[str | None]) -> None:
+        self.starting[pool] = [f for f in self.starting[pool] if not f.done()]
+        alive = [s for s in have if s.running]
+        for dead in (s for s in have if not s.running):
+            protocol.withdraw_sandbox(self.broker, pool, dead.name)
+            self.workers.submit(self.runtime.remove, dead.id)
+        free = [s.name for s in alive if s.name not in used]
+        for name in free:
+            protocol.put_back_sandbox(self.broker, pool, name)
+        for name in protocol.free_sandboxes(self.broker, pool) - {s.name for s in alive}:
+            protocol.withdraw_sandbox(self.broker, pool, name)  # removed from outside, or by a stack now gone
+        surplus = len(alive) + len(self.starting[pool]) - wanted
+        for name in free:
+            if surplus <= 0:
+                break
+            if protocol.withdraw_sandbox(self.broker, pool, name):  # else a job took it just now
+                self.workers.submit(self.runtime.remove, name)
+                surplus -= 1
+        self.starting[pool] += [self.workers.submit(self._start, pool) for _ in range(max(0, -surplus))]
+        if not self.starting[pool]:
+            del self.starting[pool]
+
+    def _start(self, pool: str) -> None:
+        name = f"amlemu-{self.settings.stack}-sandbox-{secrets.token_hex(6)}"
+        try:
+            self.runtime.run(ContainerSpec(
+                name=name, image=self.settings.node_image, command=["infinity"], entrypoint=["sleep"],
+                labels={"amlemu.stack": self.settings.stack, "amlemu.role": "sandbox", "amlemu.pool": pool},
+                memory_bytes=MEMORY_BYTES, network=self.settings.jobs_network, user=self.settings.job_user))
+        except Exception as exc:  # jobs use namespaces of their own meanwhile; the next pass tries again
+            log.warning("could not start network sandbox %s: %s", name, exc)
+            return
+        protocol.put_back_sandbox(self.broker, pool, name)

@@ -1,0 +1,70 @@
+"""Jobs sent ahead while every node is busy: their containers start at once and wait at their gate, and the
+node that frees up first runs the job in the container already there, exactly once."""
+
+from emulator.services import jobs
+from tests import gate
+
+
+def _log(lab, name: str) -> str:
+    path = lab.artifacts(name) / "user_logs" / "std_log.txt"
+    return path.read_text() if path.exists() else ""
+
+
+def _containers_of(lab, name: str) -> list:
+    return [c for c in lab.job_containers() if c.labels.get("amlemu.job-name") == name]
+
+
+def _sandboxes(lab) -> list:
+    return lab.runtime.list({"amlemu.stack": lab.settings.stack, "amlemu.role": "sandbox"})
+
+
+def test_the_next_job_waits_started_at_its_gate_and_runs_when_the_node_frees(lab):
+    lab.cluster(max_nodes=1)
+    lab.submit("first", gate.WAIT)
+    lab.wait_status("first", "Running")
+    lab.submit("second", "echo second ran on $(hostname); ls -a")
+    lab.wait(lambda: any(c.running for c in _containers_of(lab, "second")), 60, "the second job's container to start")
+    # Started, but its command has not run: the job is Queued and its node (the only one) busy with the first.
+    assert lab.job("second").status == "Queued" and "second ran" not in _log(lab, "second")
+    assert [n.run_id for n in lab.nodes()] == ["first"]
+    (staged,) = _containers_of(lab, "second")
+    gate.release(lab.artifacts("first") / "outputs")
+    job = lab.wait_status("second", "Completed")
+    assert [h["status"] for h in job.history][-4:] == ["Queued", "Running", "Finalizing", "Completed"]
+    text = _log(lab, "second")
+    assert text.count("second ran on") == 1 and ".amlemu-start" not in text, text  # its gate is gone
+    assert lab.wait_status("first", "Completed").attempt == 1 and job.attempt == 1
+    # It ran in the container started ahead (the node adopted it), which is gone now.
+    lab.wait(lambda: not _containers_of(lab, "second"), 30, "the container to be removed")
+    assert staged.name.endswith("-1-0")
+    # Each ran in a network sandbox of the cluster's pool; with the cluster back at zero nodes, none is left.
+    assert staged.labels.get("amlemu.sandbox", "").startswith(f"amlemu-{lab.settings.stack}-sandbox-")
+    lab.wait(lambda: not lab.nodes() and not _sandboxes(lab), 60, "the cluster and its sandboxes to go")
+
+
+def test_a_job_cancelled_while_waiting_ahead_loses_its_container(lab):
+    lab.cluster(max_nodes=1)
+    lab.submit("busy", gate.WAIT)
+    lab.wait_status("busy", "Running")
+    lab.submit("ahead", "echo should never run")
+    lab.wait(lambda: _containers_of(lab, "ahead"), 60, "the container started ahead")
+    with lab.store.transaction() as repo:
+        jobs.cancel(repo, lab.ref, "ahead", lab.controller.clock())
+    lab.wait_status("ahead", "Canceled")
+    lab.wait(lambda: not _containers_of(lab, "ahead"), 30, "the cancelled job's container to go")
+    gate.release(lab.artifacts("busy") / "outputs")
+    lab.wait_status("busy", "Completed")
+    assert "should never run" not in _log(lab, "ahead")
+
+
+def test_a_container_started_ahead_that_died_is_started_again_by_the_node(lab):
+    lab.cluster(max_nodes=1)
+    lab.submit("holder", gate.WAIT)
+    lab.wait_status("holder", "Running")
+    lab.submit("victim", "echo victim ran")
+    staged = lab.wait(lambda: next((c for c in _containers_of(lab, "victim") if c.running), None), 60,
+                      "the container started ahead")
+    lab.runtime.remove(staged.id)  # killed from outside before any node took the job
+    gate.release(lab.artifacts("holder") / "outputs")
+    job = lab.wait_status("victim", "Completed")
+    assert job.attempt == 1 and _log(lab, "victim").count("victim ran") == 1
