@@ -119,7 +119,13 @@ class JobScheduler:
 
     def node_lost(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects,
                   preempted: preemption.Policy | None = None) -> None:
-        """A node went away (died, was removed, was preempted under `preempted`) while bound to a job."""
+        """A node went away (died, was removed, was preempted under `preempted`): the job it ran goes back to the
+        queue (or fails), and every rank sent but not yet claimed is sent again, since the node may have taken
+        one from the queue as it died (duplicates are harmless: a rank is claimed once)."""
+        for job in repo.jobs_in((S.QUEUED.value,), compute.key):
+            if job.dispatched_at not in (None, now) and (unclaimed := self._unclaimed(job)):
+                self._send(repo, job, compute, unclaimed, effects)
+                job.dispatched_at = now
         if not node.run_id:
             return
         job = repo.job(f"{compute.workspace_key}/jobs/{node.run_id}")

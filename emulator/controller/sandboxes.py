@@ -35,16 +35,18 @@ class Sandboxes:
         self.settings, self.store, self.runtime, self.broker = settings, store, runtime, broker
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox")
         self.starting: dict[str, list[Future]] = defaultdict(list)
+        self.removing: dict[str, Future] = {}  # by name: never put back while it goes
 
     def tick(self, sandboxes: list[Observed], jobs: list[Observed]) -> None:
         """`sandboxes`, `jobs`: the stack's sandbox and job containers, as just listed."""
         with self.store.transaction() as repo:
-            wanted = {pool_of(self.settings, c.key): PER_NODE * sum(NodeState(n.state) in ACTIVE for n in repo.nodes(c.key))
-                      for c in repo.computes()
+            wanted = {pool_of(self.settings, c.key):
+                      PER_NODE * sum(NodeState(n.state) in ACTIVE for n in repo.nodes(c.key)) for c in repo.computes()
                       if c.compute_type == "AmlCompute" and c.provisioning_state != "Deleting"}
         used = {j.labels.get("amlemu.sandbox") for j in jobs}
+        self.removing = {name: f for name, f in self.removing.items() if not f.done()}
         pools: dict[str, list[Observed]] = defaultdict(list)
-        for sandbox in sandboxes:
+        for sandbox in (s for s in sandboxes if s.name not in self.removing):
             pools[sandbox.labels.get("amlemu.pool", "")].append(sandbox)
         for pool in set(pools) | set(wanted) | set(self.starting):
             self._keep(pool, pools.get(pool, []), wanted.get(pool, 0), used)
@@ -54,7 +56,7 @@ class Sandboxes:
         alive = [s for s in have if s.running]
         for dead in (s for s in have if not s.running):
             protocol.withdraw_sandbox(self.broker, pool, dead.name)
-            self.workers.submit(self.runtime.remove, dead.id)
+            self._remove(dead.name)
         free = [s.name for s in alive if s.name not in used]
         for name in free:
             protocol.put_back_sandbox(self.broker, pool, name)
@@ -65,11 +67,14 @@ class Sandboxes:
             if surplus <= 0:
                 break
             if protocol.withdraw_sandbox(self.broker, pool, name):  # else a job took it just now
-                self.workers.submit(self.runtime.remove, name)
+                self._remove(name)
                 surplus -= 1
         self.starting[pool] += [self.workers.submit(self._start, pool) for _ in range(max(0, -surplus))]
         if not self.starting[pool]:
             del self.starting[pool]
+
+    def _remove(self, name: str) -> None:
+        self.removing[name] = self.workers.submit(self.runtime.remove, name)
 
     def _start(self, pool: str) -> None:
         name = f"amlemu-{self.settings.stack}-sandbox-{secrets.token_hex(6)}"

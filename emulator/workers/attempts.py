@@ -99,6 +99,8 @@ def stage(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Pat
         except EmulatorError as exc:  # the sandbox is gone (killed from outside): a namespace of its own
             log.warning("%s: network sandbox %s unusable (%s)", attempt.container_name, sandbox, exc.message)
             runtime.remove(spec.name)
+        finally:
+            protocol.settle_sandbox_lease(broker, sandbox)
     return runtime.run(spec)
 
 

@@ -140,6 +140,7 @@ def stage_state(broker: redis.Redis, attempt: Attempt) -> bytes | None:
 # the engine making a namespace per job, its costliest step. The controller keeps each pool's size and puts back
 # every sandbox no job container names once its lease (taken with it) has run out.
 SANDBOX_LEASE_SECONDS = 60
+SANDBOX_SETTLE_SECONDS = 5
 _TAKE_SANDBOX = """
 local name = redis.call('SPOP', KEYS[1])
 if name then redis.call('SET', ARGV[1] .. name, '1', 'EX', tonumber(ARGV[2])) end
@@ -159,6 +160,12 @@ def sandbox_pool_key(pool: str) -> str:
 def take_sandbox(broker: redis.Redis, pool: str) -> str | None:
     name = broker.eval(_TAKE_SANDBOX, 1, sandbox_pool_key(pool), _LEASE, SANDBOX_LEASE_SECONDS)
     return name.decode() if name else None
+
+
+def settle_sandbox_lease(broker: redis.Redis, name: str) -> None:
+    """The job container that took it exists now and names it: the lease need only outlast a controller pass
+    that listed containers just before."""
+    broker.expire(_LEASE + name, SANDBOX_SETTLE_SECONDS)
 
 
 def put_back_sandbox(broker: redis.Redis, pool: str, name: str) -> None:

@@ -1,7 +1,11 @@
 """Jobs sent ahead while every node is busy: their containers start at once and wait at their gate, and the
 node that frees up first runs the job in the container already there, exactly once."""
 
+import base64
+import json
+
 from emulator.services import jobs
+from emulator.workers.celery_app import cluster_queue
 from tests import gate
 
 
@@ -39,7 +43,8 @@ def test_the_next_job_waits_started_at_its_gate_and_runs_when_the_node_frees(lab
     assert staged.name.endswith("-1-0")
     # Each ran in a network sandbox of the cluster's pool; with the cluster back at zero nodes, none is left.
     assert staged.labels.get("amlemu.sandbox", "").startswith(f"amlemu-{lab.settings.stack}-sandbox-")
-    lab.wait(lambda: not lab.nodes() and not _sandboxes(lab), 60, "the cluster and its sandboxes to go")
+    lab.wait(lambda: not lab.nodes(), 60, "the cluster to scale to zero")
+    lab.wait(lambda: not _sandboxes(lab), 20, "its sandboxes to go")
 
 
 def test_a_job_cancelled_while_waiting_ahead_loses_its_container(lab):
@@ -68,3 +73,28 @@ def test_a_container_started_ahead_that_died_is_started_again_by_the_node(lab):
     gate.release(lab.artifacts("holder") / "outputs")
     job = lab.wait_status("victim", "Completed")
     assert job.attempt == 1 and _log(lab, "victim").count("victim ran") == 1
+
+
+def _queued_copies(lab, name: str) -> int:
+    """Messages in the cluster's Celery queue for job `name` (a kombu Redis message: its body is base64 JSON)."""
+    queue = cluster_queue(lab.ref.child_id("computes", "cpu"))
+    bodies = (json.loads(base64.b64decode(json.loads(raw)["body"])) for raw in lab.broker.lrange(queue, 0, -1))
+    return sum(args[0]["job_name"] == name for args, _kwargs, _embed in bodies)
+
+
+def test_a_node_lost_while_a_job_waits_ahead_has_its_rank_sent_again(lab):
+    # A node that dies may have taken a waiting rank from the queue without claiming it: it is sent again at once.
+    lab.cluster(max_nodes=1)
+    lab.submit("held", gate.WAIT)
+    lab.wait_status("held", "Running")
+    lab.submit("waiting", "echo waiting ran")
+    lab.wait(lambda: _containers_of(lab, "waiting"), 60, "the container started ahead")
+    assert _queued_copies(lab, "waiting") == 1
+    (node,) = lab.nodes()
+    lab.runtime.signal(node.container_id, "SIGKILL")
+    lab.wait(lambda: _queued_copies(lab, "waiting") == 2, 30, "the waiting rank to be sent again")
+    job = lab.wait_status("waiting", "Completed")
+    assert job.attempt == 1 and _log(lab, "waiting").count("waiting ran") == 1
+    assert lab.wait_status("held", "Queued", "Running").attempt == 2  # the job it ran is back in the queue
+    gate.release(lab.artifacts("held") / "outputs")
+    lab.wait_status("held", "Completed")
