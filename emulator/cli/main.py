@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from emulator.cli import demo
 from emulator.cli.stack import ROOT, Stack
 from emulator.domain import images
 from emulator.errors import EmulatorError
@@ -17,6 +18,7 @@ from emulator.errors import EmulatorError
 app = typer.Typer(help="amlemu: a local emulator of Azure Machine Learning compute.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
 console = Console(stderr=True)
+app.add_typer(demo.app, name="demo")
 
 
 def _builder(status):
