@@ -120,6 +120,8 @@ class DockerRuntime:
     def wait(self, container_id: str) -> Exit:
         try:
             code = self.streams.wait(container_id)["StatusCode"]
+            if code != 137:  # only a SIGKILL can be the kernel's OOM killer: spare the engine a call otherwise
+                return Exit(code=code, oom_killed=False)
             state = self.client.api.inspect_container(container_id)["State"]
             return Exit(code=code, oom_killed=state.get("OOMKilled", False))
         except APIError as exc:

@@ -76,7 +76,7 @@ def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
     # whole process group, and the `sh -c` around the command outlives it (a trap that does nothing; its
     # children still get the default action) so the container lasts as long as the code does.
     env = {**attempt.env, "TINI_KILL_PROCESS_GROUP": "1"}
-    command = f"trap : TERM; . ./{GATE}; rm -f ./{GATE}; {attempt.command}"
+    command = f"trap : TERM; . ./{GATE}; {attempt.command}"  # the node unlinks the gate once it is open
     return ContainerSpec(name=attempt.container_name, image=attempt.image, command=[command],
                          entrypoint=["/bin/sh", "-c"], labels=attempt.labels, env=env, cpus=attempt.cpus,
                          memory_bytes=attempt.memory_bytes, gpus=attempt.gpus, network=attempt.network,
@@ -130,6 +130,7 @@ def open_gate(runtime: Runtime, container: Observed, gate: Path, env: dict[str, 
         threading.Event().wait(0.005)
     try:
         os.write(fd, lines)
+        gate.unlink()  # the container reads what was written through the descriptor it holds
     finally:
         os.close(fd)
 
