@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import redis
 
 from emulator.domain import scheduling
-from emulator.domain.cluster import ACTIVE, NodeState
+from emulator.domain.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -22,6 +22,8 @@ from emulator.workers.celery_app import cluster_queue
 
 log = logging.getLogger("amlemu.controller")
 PER_NODE = 1 + scheduling.AHEAD
+# Nodes that are up: a booting node's sandboxes would only slow its boot (jobs meanwhile make namespaces of their own).
+UP = (NodeState.IDLE, NodeState.RUNNING)
 MEMORY_BYTES = 32 * 2**20  # it runs `sleep`
 
 
@@ -41,7 +43,7 @@ class Sandboxes:
         """`sandboxes`, `jobs`: the stack's sandbox and job containers, as just listed."""
         with self.store.transaction() as repo:
             wanted = {pool_of(self.settings, c.key):
-                      PER_NODE * sum(NodeState(n.state) in ACTIVE for n in repo.nodes(c.key)) for c in repo.computes()
+                      PER_NODE * sum(NodeState(n.state) in UP for n in repo.nodes(c.key)) for c in repo.computes()
                       if c.compute_type == "AmlCompute" and c.provisioning_state != "Deleting"}
         used = {j.labels.get("amlemu.sandbox") for j in jobs}
         self.removing = {name: f for name, f in self.removing.items() if not f.done()}
