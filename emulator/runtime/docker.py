@@ -67,9 +67,9 @@ class DockerRuntime:
     def list(self, labels: dict[str, str]) -> list[Observed]:
         filters = {"label": [MANAGED + "=true"] + [f"{k}={v}" for k, v in labels.items()]}
         try:
-            return [self._observe(c) for c in self.client.containers.list(all=True, filters=filters)]
-        except NotFound:  # a container vanished between list and inspect
-            return self.list(labels)
+            # ignore_removed: a container that vanished between list and inspect is not listed
+            return [self._observe(c) for c in self.client.containers.list(all=True, filters=filters,
+                                                                          ignore_removed=True)]
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
 

@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _remove_containers(client: docker.DockerClient, filters: dict) -> None:
-    for container in client.containers.list(all=True, filters=filters):
+    for container in client.containers.list(all=True, filters=filters, ignore_removed=True):
         try:
             container.remove(force=True)
         except NotFound:

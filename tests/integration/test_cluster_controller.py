@@ -130,7 +130,8 @@ def other_stack(docker_client):
     """A second stack label (another emulator on the same engine), swept afterwards."""
     name = f"it-other-{uuid.uuid4().hex[:8]}"
     yield name
-    for container in docker_client.containers.list(all=True, filters={"label": f"amlemu.stack={name}"}):
+    for container in docker_client.containers.list(all=True, filters={"label": f"amlemu.stack={name}"},
+                                                   ignore_removed=True):
         container.remove(force=True)
 
 
