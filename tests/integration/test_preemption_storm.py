@@ -1,0 +1,121 @@
+"""A preemption storm (issue point 6), compressed: 30 checkpointing jobs on a low-priority cluster of at most 3
+nodes, preempted at random on average every 10 s of platform time (here × the time scale). Every job must end
+Completed with the result an undisturbed run gives, written once; no job may be stuck; and once the cluster is
+back to zero nodes, no container of the stack may be left."""
+
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from emulator.services import preemption
+from tests.integration.lab import Lab
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_jobs" / "checkpointing" / "src" / "train.py"
+JOBS, MAX_NODES = 30, 3
+MEAN_SECONDS, SEED = 10.0, 20260611  # platform seconds between preemptions (scaled below); a fixed timeline
+SCALE = 0.2  # 10 s → 2 s between preemptions, the 30 s notice → 6 s, a preempted node listed 60 s → 12 s
+STEPS, STEP_SECONDS, CHECKPOINT_EVERY = 12, 0.15, 3
+DEADLINE = 360.0  # the whole storm, submit to the last container gone
+# An attempt that finds the result already written fails the job loudly: the result is written exactly once.
+GUARD = ('if [ -e outputs/result.json ]; then echo "outputs/result.json was written by an earlier attempt" >&2; '
+         'exit 3; fi')
+COMMAND = f"{GUARD}; python train.py --steps {STEPS} --step-seconds {STEP_SECONDS} --checkpoint-every {CHECKPOINT_EVERY}"
+
+
+@pytest.fixture
+def time_scale() -> float:
+    return SCALE
+
+
+def expected_result() -> dict:
+    """What the sample writes when nothing disturbs it, computed here with its own code."""
+    spec = importlib.util.spec_from_file_location("checkpointing_train", SAMPLE)
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    state, data = train.initial_state(), train.make_data()
+    for _ in range(STEPS):
+        state = train.train_step(state, data)
+    return {"a": state["a"], "b": state["b"], "loss": state["loss"], "steps": state["step"]}
+
+
+class Watch:
+    """What the storm did, seen from the store at every tick: the nodes taken, the jobs still going."""
+
+    def __init__(self, lab: Lab, names: list[str]):
+        self.lab, self.names = lab, names
+        self.preempted: set[str] = set()
+        self.peak_nodes = 0
+
+    def observe(self) -> None:
+        nodes = self.lab.nodes("spot")
+        self.preempted |= {n.node_id for n in nodes if n.state == "preempted"}
+        self.peak_nodes = max(self.peak_nodes, sum(n.state != "preempted" for n in nodes))
+
+    def all_ended(self) -> bool:
+        self.observe()
+        with self.lab.store.transaction() as repo:
+            statuses = [repo.job(self.lab.ref.child_id("jobs", name)).status for name in self.names]
+        failed = [(n, s) for n, s in zip(self.names, statuses, strict=True) if s in ("Failed", "Canceled")]
+        assert not failed, f"jobs ended badly: {failed}"
+        return all(s == "Completed" for s in statuses)
+
+    def cluster_gone(self) -> bool:
+        self.observe()
+        return not self.lab.nodes("spot")
+
+
+def _log(lab: Lab, name: str) -> str:
+    path = lab.artifacts(name) / "user_logs" / "std_log.txt"
+    return path.read_text() if path.exists() else ""
+
+
+def test_thirty_checkpointing_jobs_survive_a_preemption_storm_on_three_nodes(lab):
+    started = time.monotonic()
+    lab.cluster("spot", max_nodes=MAX_NODES, idle="PT10S", priority="LowPriority")  # idle: 2 s once scaled
+    with lab.store.transaction() as repo:
+        policy = preemption.set_policy(repo.compute(lab.ref.child_id("computes", "spot")),
+                                       {"meanSecondsBetweenPreemptions": MEAN_SECONDS, "seed": SEED}, lab.settings)
+    assert policy.mean_seconds == MEAN_SECONDS and policy.on_preemption == "requeue"
+    code, env = lab.code({"train.py": SAMPLE.read_text()}), lab.environment()
+    names = [f"storm-{i:02d}" for i in range(JOBS)]
+    for name in names:
+        lab.submit(name, COMMAND, code, env, compute="spot")
+    watch = Watch(lab, names)
+    lab.wait(watch.all_ended, DEADLINE, f"all {JOBS} jobs to complete")
+    all_done = time.monotonic() - started
+
+    jobs = {name: lab.job(name) for name in names}
+    warnings = {name: [h["warning"] for h in job.history if h.get("warning")] for name, job in jobs.items()}
+    requeues = {name: [h for h in job.history if h["status"] == "Queued" and h.get("attempt", 1) > 1]
+                for name, job in jobs.items()}
+    attempts = sum(job.attempt for job in jobs.values())
+    report = (f"{all_done:.0f} s to complete; {len(watch.preempted)} nodes preempted, "
+              f"{sum(map(len, warnings.values()))} jobs' attempts preempted, {attempts} attempts in all")
+    print(report)
+    assert watch.peak_nodes <= MAX_NODES
+    # The storm hit: nodes were taken under running jobs, and those jobs ran again (each rerun is a preemption's).
+    assert len(watch.preempted) >= 3, report
+    assert sum(map(len, warnings.values())) >= 3 and attempts > JOBS, report
+    for name, job in jobs.items():
+        assert job.attempt == 1 + len(requeues[name]), (name, job.history)
+        assert len(warnings[name]) == len(requeues[name]), (name, job.history)
+        assert all(w.startswith("Low priority compute preemption warning: node ") for w in warnings[name])
+    # Every job's result is the undisturbed one, written by exactly one attempt; reruns resumed a checkpoint.
+    expected = expected_result()
+    for name in names:
+        assert json.loads((lab.artifacts(name) / "outputs" / "result.json").read_text()) == expected, name
+        text = _log(lab, name)
+        assert text.count("result written to outputs/result.json") == 1, (name, text[-3000:])
+        assert "already there" not in text and "written by an earlier attempt" not in text, (name, text[-3000:])
+    resumed = [n for n in names if jobs[n].attempt > 1 and "resuming from step" in _log(lab, n)]
+    assert resumed, "no rerun resumed from a checkpoint"
+
+    # Nothing stuck, nothing left: the cluster goes back to zero nodes (preempted ones dropped after their keep
+    # time), and then no node, job or sandbox container of this stack remains.
+    lab.wait(watch.cluster_gone, DEADLINE - (time.monotonic() - started), "the cluster to scale to zero")
+    lab.wait(lambda: not lab.runtime.list({"amlemu.stack": lab.settings.stack}),
+             max(30.0, DEADLINE - (time.monotonic() - started)), "no container of the stack to be left")
+    print(f"storm over in {time.monotonic() - started:.0f} s")
