@@ -458,7 +458,10 @@ def write_markdown(results: dict, path: Path) -> None:
         lines += ["", f"**{title}**", "", f"| step | {' | '.join(columns)} |", "|---" * (len(columns) + 1) + "|"]
         lines += [f"| {what} | " + " | ".join("" if v is None else f"{v:.3f} s" for v in values) + " |"
                   for what, values in rows_]
-    path.write_text("\n".join(lines) + "\n")
+    # Sections other benchmarks keep in the same file (bench/storm.py's) stay as they are.
+    previous = path.read_text() if path.exists() else ""
+    kept = previous[previous.index("\n## "):] if "\n## " in previous else ""
+    path.write_text("\n".join(lines) + "\n" + kept)
 
 
 def main() -> None:

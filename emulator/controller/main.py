@@ -50,6 +50,11 @@ class Controller:
         self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch,
                                           self.preemptions)
 
+    def close(self) -> None:
+        """Let containers being started or removed in worker threads get there (none is left half-done)."""
+        self.stager.pool.shutdown(wait=True)
+        self.sandboxes.workers.shutdown(wait=True)
+
     def _dispatch(self, effects: Effects) -> None:
         apply_jobs(effects, self.runtime, self.broker, self.celery, self.settings.stack)
         self.stager.submit(effects.stage)
@@ -106,4 +111,5 @@ def run(settings: Settings) -> None:
         except Exception:  # a failed pass is retried on the next one; the loop itself never dies
             log.exception("reconcile pass failed")
             stopping.wait(settings.reconcile_interval_seconds)
+    controller.close()
     log.info("controller stopped")

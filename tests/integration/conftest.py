@@ -190,5 +190,7 @@ def managed_filter(stack) -> dict:
 
 
 @pytest.fixture
-def lab(settings, store, runtime, broker, docker_client, redis_host_url) -> Lab:
-    return Lab(settings, store, runtime, broker, docker_client, redis_host_url)
+def lab(settings, store, runtime, broker, docker_client, redis_host_url) -> Iterator[Lab]:
+    lab = Lab(settings, store, runtime, broker, docker_client, redis_host_url)
+    yield lab
+    lab.controller.close()  # before the stack's containers are swept: a sandbox starting now would outlive it
