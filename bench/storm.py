@@ -18,7 +18,6 @@ logs/storm-*/.
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -39,6 +38,7 @@ from bench.run import machine, own_stack  # noqa: E402
 from emulator.domain import artifacts  # noqa: E402
 from emulator.domain.ids import WorkspaceRef  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
+from tests.samples import checkpointing_result  # noqa: E402
 from tests.waiting import wait_until  # noqa: E402  (the project's one sleeper: polls with a deadline)
 
 HERE = Path(__file__).resolve().parent
@@ -48,17 +48,6 @@ TERMINAL = {"Completed", "Failed", "Canceled", "NotResponding", "Paused"}
 SCENARIOS = ("undisturbed", "storm")
 SECTION = "## Preemption storm"
 console = Console(width=None if sys.stdout.isatty() else 150)
-
-
-def expected_result(steps: int) -> dict:
-    """What the sample writes when nothing disturbs it, computed with its own code."""
-    spec = importlib.util.spec_from_file_location("checkpointing_train", SAMPLE / "src" / "train.py")
-    train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train)
-    state, data = train.initial_state(), train.make_data()
-    for _ in range(steps):
-        state = train.train_step(state, data)
-    return {"a": state["a"], "b": state["b"], "loss": state["loss"], "steps": state["step"]}
 
 
 # ---------------------------------------------------------------- one scenario, in a child process
@@ -107,7 +96,7 @@ def submit_all(ml, args: argparse.Namespace, tag: str) -> list[str]:
 def outcome(stack, watch: Watch, names: list[str], args: argparse.Namespace, wall0: float) -> dict:
     """What each job went through (from the history route) and what it left in outputs/."""
     ref = WorkspaceRef(stack.subscription, stack.resource_group, stack.workspace)
-    expected, jobs = expected_result(args.steps), {}
+    expected, jobs = checkpointing_result(args.steps), {}
     for name in names:
         history = watch.history(name)
         folder = stack.home / artifacts.directory(ref, name)

@@ -47,8 +47,9 @@ def apply_nodes(effects: Effects, runtime: Runtime, broker: redis.Redis, stack: 
     for node_id, document in effects.notices:
         protocol.publish_notice(broker, node_id, document)
     for job_key, attempt, rank, signal in effects.signal_jobs:
-        for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job", "amlemu.job": protocol.job_tag(job_key),
-                                       "amlemu.attempt": str(attempt), "amlemu.rank": str(rank)}):
+        rank_labels = {"amlemu.job": protocol.job_tag(job_key), "amlemu.attempt": str(attempt),
+                       "amlemu.rank": str(rank)}
+        for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job", **rank_labels}):
             runtime.signal(container.id, signal)
     for container_id in effects.stop:
         if container_id:

@@ -111,7 +111,8 @@ class JobScheduler:
         workspace = repo.workspace(job.workspace_key)
         attempts = launch.ranks(job.key, job.name, job.attempt, job.body, WorkspaceRef.of(workspace),
                                 computes.spec_of(compute), self.settings, job.image, [*job.notes, *_banner(job)],
-                                code_dir(repo, job), self.host_has_gpus(), sandbox_pool=pool_of(self.settings, compute.key))
+                                code_dir(repo, job), self.host_has_gpus(),
+                                sandbox_pool=pool_of(self.settings, compute.key))
         messages = [a.to_message() for a in attempts if a.rank in ranks]
         effects.current.append((job.key, job.attempt))
         effects.send += [(cluster_queue(compute.key), m) for m in messages]

@@ -90,7 +90,7 @@ def stage(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Pat
     _lay_out(attempt, data_dir)
     gate = data_dir / attempt.workdir / GATE
     os.mkfifo(gate)
-    gate.chmod(0o666)  # the job's user opens it and removes it
+    gate.chmod(0o666)  # the job runs as an unprivileged user, who reads it
     spec = container_spec(attempt, host_data_dir)
     sandbox = protocol.take_sandbox(broker, attempt.sandbox_pool) if attempt.sandbox_pool else None
     if sandbox:

@@ -4,7 +4,6 @@ to Queued as attempt 2, resumes from its checkpoint on a fresh node and complete
 both the history route and `jobs.stream` tell the preemption. A dedicated cluster's nodes cannot be preempted."""
 
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -17,6 +16,7 @@ from azure.ai.ml import load_job
 from azure.ai.ml.entities import AmlCompute
 
 from emulator.runtime.docker import DockerRuntime
+from tests.samples import checkpointing_result
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -24,17 +24,6 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_jobs" / "checkpointing"
 API = {"api-version": "2023-08-01-preview"}
 STEPS, STEP_SECONDS = 40, 0.5  # 20 s of steps, a checkpoint every 5 (2.5 s)
 WARNING = "Low priority compute preemption warning"
-
-
-def expected_result() -> dict:
-    """What the sample writes when nothing disturbs it, computed here with its own code."""
-    spec = importlib.util.spec_from_file_location("checkpointing_train_e2e", SAMPLE / "src" / "train.py")
-    train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train)
-    state, data = train.initial_state(), train.make_data()
-    for _ in range(STEPS):
-        state = train.train_step(state, data)
-    return {"a": state["a"], "b": state["b"], "loss": state["loss"], "steps": state["step"]}
 
 
 @pytest.fixture
@@ -116,7 +105,7 @@ def test_a_preempted_checkpointing_job_resumes_on_a_fresh_node_with_the_same_res
     assert f"acknowledged event {response.json()['eventId']}" in out, out[-3000:]
     assert out.count("result written to outputs/result.json") == 1, out[-3000:]
     assert "amlemu: attempt 2. " in out and f"Warnings:\n{WARNING}" in out, out[-3000:]
-    assert json.loads((job_outputs(name) / "result.json").read_text()) == expected_result()
+    assert json.loads((job_outputs(name) / "result.json").read_text()) == checkpointing_result(STEPS)
     runtime, label = DockerRuntime(), os.environ["AMLEMU_STACK"]
     wait_until(lambda: not runtime.list({"amlemu.stack": label, "amlemu.role": "job", "amlemu.job-name": name}),
                timeout=30, interval=0.5, message="no container of the job left")

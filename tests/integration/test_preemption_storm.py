@@ -3,18 +3,16 @@ nodes, preempted at random on average every 10 s of platform time (here × the t
 Completed with the result an undisturbed run gives, written once; no job may be stuck; and once the cluster is
 back to zero nodes, no container of the stack may be left."""
 
-import importlib.util
-import os
 import json
+import os
 import time
-from pathlib import Path
 
 import pytest
 
 from emulator.services import preemption
 from tests.integration.lab import Lab
+from tests.samples import CHECKPOINTING, checkpointing_result
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_jobs" / "checkpointing" / "src" / "train.py"
 JOBS, MAX_NODES = 30, 3
 MEAN_SECONDS, SEED = 10.0, 20260611  # platform seconds between preemptions (scaled below); a fixed timeline
 SCALE = 0.2  # 10 s → 2 s between preemptions, the 30 s notice → 6 s, a preempted node listed 60 s → 12 s
@@ -29,17 +27,6 @@ COMMAND = f"{GUARD}; python train.py --steps {STEPS} --step-seconds {STEP_SECOND
 @pytest.fixture
 def time_scale() -> float:
     return SCALE
-
-
-def expected_result() -> dict:
-    """What the sample writes when nothing disturbs it, computed here with its own code."""
-    spec = importlib.util.spec_from_file_location("checkpointing_train", SAMPLE)
-    train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train)
-    state, data = train.initial_state(), train.make_data()
-    for _ in range(STEPS):
-        state = train.train_step(state, data)
-    return {"a": state["a"], "b": state["b"], "loss": state["loss"], "steps": state["step"]}
 
 
 class Watch:
@@ -83,7 +70,7 @@ def test_thirty_checkpointing_jobs_survive_a_preemption_storm_on_three_nodes(lab
         policy = preemption.set_policy(repo.compute(lab.ref.child_id("computes", "spot")),
                                        {"meanSecondsBetweenPreemptions": MEAN_SECONDS, "seed": SEED}, lab.settings)
     assert policy.mean_seconds == MEAN_SECONDS and policy.on_preemption == "requeue"
-    code, env = lab.code({"train.py": SAMPLE.read_text()}), lab.environment()
+    code, env = lab.code({"train.py": CHECKPOINTING.read_text()}), lab.environment()
     names = [f"storm-{i:02d}" for i in range(JOBS)]
     for name in names:
         lab.submit(name, COMMAND, code, env, compute="spot")
@@ -108,7 +95,7 @@ def test_thirty_checkpointing_jobs_survive_a_preemption_storm_on_three_nodes(lab
         assert len(warnings[name]) == len(requeues[name]), (name, job.history)
         assert all(w.startswith("Low priority compute preemption warning: node ") for w in warnings[name])
     # Every job's result is the undisturbed one, written by exactly one attempt; reruns resumed a checkpoint.
-    expected = expected_result()
+    expected = checkpointing_result(STEPS)
     for name in names:
         assert json.loads((lab.artifacts(name) / "outputs" / "result.json").read_text()) == expected, name
         text = _log(lab, name)

@@ -22,16 +22,22 @@ def _sandboxes(lab) -> list:
     return lab.runtime.list({"amlemu.stack": lab.settings.stack, "amlemu.role": "sandbox"})
 
 
-def test_the_next_job_waits_started_at_its_gate_and_runs_when_the_node_frees(lab):
+def _busy_node_and_one_ahead(lab, holder: str, ahead: str, command: str):
+    """One node running `holder` (waiting at its gate) and `ahead` sent after it: `ahead`'s started container."""
     lab.cluster(max_nodes=1)
-    lab.submit("first", gate.WAIT)
-    lab.wait_status("first", "Running")
-    lab.submit("second", "echo second ran on $(hostname); ls -a")
-    lab.wait(lambda: any(c.running for c in _containers_of(lab, "second")), 60, "the second job's container to start")
+    lab.submit(holder, gate.WAIT)
+    lab.wait_status(holder, "Running")
+    lab.submit(ahead, command)
+    return lab.wait(lambda: next((c for c in _containers_of(lab, ahead) if c.running), None), 60,
+                    f"the container of {ahead} started ahead")
+
+
+def test_the_next_job_waits_started_at_its_gate_and_runs_when_the_node_frees(lab):
+    staged = _busy_node_and_one_ahead(lab, "first", "second", "echo second ran on $(hostname); ls -a")
     # Started, but its command has not run: the job is Queued and its node (the only one) busy with the first.
     assert lab.job("second").status == "Queued" and "second ran" not in _log(lab, "second")
     assert [n.run_id for n in lab.nodes()] == ["first"]
-    (staged,) = _containers_of(lab, "second")
+    assert [c.id for c in _containers_of(lab, "second")] == [staged.id]
     gate.release(lab.artifacts("first") / "outputs")
     job = lab.wait_status("second", "Completed")
     assert [h["status"] for h in job.history][-4:] == ["Queued", "Running", "Finalizing", "Completed"]
@@ -48,11 +54,7 @@ def test_the_next_job_waits_started_at_its_gate_and_runs_when_the_node_frees(lab
 
 
 def test_a_job_cancelled_while_waiting_ahead_loses_its_container(lab):
-    lab.cluster(max_nodes=1)
-    lab.submit("busy", gate.WAIT)
-    lab.wait_status("busy", "Running")
-    lab.submit("ahead", "echo should never run")
-    lab.wait(lambda: _containers_of(lab, "ahead"), 60, "the container started ahead")
+    _busy_node_and_one_ahead(lab, "busy", "ahead", "echo should never run")
     with lab.store.transaction() as repo:
         jobs.cancel(repo, lab.ref, "ahead", lab.controller.clock())
     lab.wait_status("ahead", "Canceled")
@@ -63,12 +65,7 @@ def test_a_job_cancelled_while_waiting_ahead_loses_its_container(lab):
 
 
 def test_a_container_started_ahead_that_died_is_started_again_by_the_node(lab):
-    lab.cluster(max_nodes=1)
-    lab.submit("holder", gate.WAIT)
-    lab.wait_status("holder", "Running")
-    lab.submit("victim", "echo victim ran")
-    staged = lab.wait(lambda: next((c for c in _containers_of(lab, "victim") if c.running), None), 60,
-                      "the container started ahead")
+    staged = _busy_node_and_one_ahead(lab, "holder", "victim", "echo victim ran")
     lab.runtime.remove(staged.id)  # killed from outside before any node took the job
     gate.release(lab.artifacts("holder") / "outputs")
     job = lab.wait_status("victim", "Completed")
@@ -84,11 +81,7 @@ def _queued_copies(lab, name: str) -> int:
 
 def test_a_node_lost_while_a_job_waits_ahead_has_its_rank_sent_again(lab):
     # A node that dies may have taken a waiting rank from the queue without claiming it: it is sent again at once.
-    lab.cluster(max_nodes=1)
-    lab.submit("held", gate.WAIT)
-    lab.wait_status("held", "Running")
-    lab.submit("waiting", "echo waiting ran")
-    lab.wait(lambda: _containers_of(lab, "waiting"), 60, "the container started ahead")
+    _busy_node_and_one_ahead(lab, "held", "waiting", "echo waiting ran")
     assert _queued_copies(lab, "waiting") == 1
     (node,) = lab.nodes()
     lab.runtime.signal(node.container_id, "SIGKILL")

@@ -1,0 +1,17 @@
+"""The sample jobs' own code, loaded from sample_jobs/ (they are scripts, not packages)."""
+
+import importlib.util
+from pathlib import Path
+
+CHECKPOINTING = Path(__file__).resolve().parents[1] / "sample_jobs" / "checkpointing" / "src" / "train.py"
+
+
+def checkpointing_result(steps: int) -> dict:
+    """What sample_jobs/checkpointing writes to outputs/result.json after `steps` steps nothing disturbed."""
+    spec = importlib.util.spec_from_file_location("checkpointing_train", CHECKPOINTING)
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    state, data = train.initial_state(), train.make_data()
+    for _ in range(steps):
+        state = train.train_step(state, data)
+    return {"a": state["a"], "b": state["b"], "loss": state["loss"], "steps": state["step"]}
