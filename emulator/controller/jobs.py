@@ -90,7 +90,7 @@ class JobScheduler:
             if admission == scheduling.Admission.WAIT:
                 waiting += size
                 continue
-            self._dispatch(repo, job, compute, now, effects, ahead=admission == scheduling.Admission.AHEAD)
+            self.dispatch(repo, job, compute, now, effects, ahead=admission == scheduling.Admission.AHEAD)
             pending += size
         return pending + waiting, pending
 
@@ -99,8 +99,9 @@ class JobScheduler:
         world = job_rules.instance_count(job.body)
         return [r for r in range(world) if str(r) not in job.ranks]
 
-    def _dispatch(self, repo: Repository, job: Job, compute: Compute, now: datetime, effects: Effects,
-                  ahead: bool) -> None:
+    def dispatch(self, repo: Repository, job: Job, compute: Compute, now: datetime, effects: Effects,
+                 ahead: bool = False) -> None:
+        """Send the job's next attempt; `ahead`: its node is still busy, so its container starts now."""
         job.attempt = max(job.attempt, 1)  # a requeue has counted the next attempt already
         job.dispatched_at, job.ranks, job.modified_at = now, {}, now
         sent = self._send(repo, job, compute, self._unclaimed(job), effects)
@@ -177,6 +178,13 @@ def requeue(repo: Repository, job: Job, now: datetime, effects: Effects, message
                                       "message": message, **entry}]
 
 
+def abandon(repo: Repository, job: Job, now: datetime, effects: Effects, message: str) -> None:
+    """The job's compute went away under it (an instance stopped or deleted): it fails, saying so."""
+    _release(repo, job, now, effects)
+    job.error = {"code": "ComputeUnavailable", "message": message}
+    transition(job, S.FAILED, now, message)
+
+
 def preempt(repo: Repository, job: Job, node_id: str, now: datetime, effects: Effects,
             policy: preemption.Policy) -> None:
     """The job's node was preempted: the next attempt waits in the queue, or the job fails, as chosen."""
@@ -221,6 +229,8 @@ class JobReconciler:
             node.run_id = None
             if node.state == NodeState.RUNNING:
                 node.state, node.state_changed_at, node.idle_since = NodeState.IDLE.value, now, now
+        if job is not None and kind == "ended" and self._late_success(repo, job, event, now, effects):
+            return
         if job is None or event["attempt"] != job.attempt or S(job.status) in TERMINAL or job.dispatched_at is None:
             return  # a stale attempt: its node stops it on its own
         rank = str(event["rank"])
@@ -238,6 +248,24 @@ class JobReconciler:
         else:
             job.ranks = {**job.ranks, rank: {**job.ranks.get(rank, {}), **event, "state": "ended"}}
             self._settle(repo, job, now, effects)
+
+    @staticmethod
+    def _late_success(repo: Repository, job: Job, event: dict, now: datetime, effects: Effects) -> bool:
+        """The previous attempt of a one-node job finished well just as its node was lost (its report came after
+        the loss was seen), and the next attempt has not started: the work is done, so it stands and the next
+        attempt is called off, rather than the job running twice."""
+        if (event["attempt"] != job.attempt - 1 or job.status != S.QUEUED or job_rules.instance_count(job.body) != 1
+                or event.get("exit_code") != 0 or _rank_failed(event) or any(r.get("state") == "running" for r in job.ranks.values())):
+            return False
+        log.info("%s: attempt %s finished as its node was lost; it stands, attempt %s is called off", job.name,
+                 event["attempt"], job.attempt)
+        _release(repo, job, now, effects)
+        job.ranks = {str(event["rank"]): {**event, "state": "ended"}}
+        message = (f"Attempt {event['attempt']} ended successfully as its node was lost; its result stands and "
+                   f"attempt {job.attempt} is not needed.")
+        transition(job, S.RUNNING, now, message)
+        transition(job, S.FINALIZING, now)
+        return True
 
     @staticmethod
     def _bind(job: Job, node: Node | None, rank: str, now: datetime) -> None:
