@@ -99,7 +99,7 @@ def own_stack(logs: Path):
         logs.mkdir(parents=True, exist_ok=True)
         (logs / "stack.log").write_text(stack.compose("logs", "-t", "--no-color", capture=True).stdout)
         stack.compose("stop", "controller", capture=True)
-        for role in ("node", "job", "sandbox"):
+        for role in ("node", "job", "sandbox", "instance", "agent"):
             for container in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role}):
                 if role == "node":
                     (logs / f"{container.name}.log").write_bytes(runtime.client.api.logs(container.id, timestamps=True))

@@ -45,7 +45,7 @@ def _controller(settings: Settings) -> None:
 def _node(settings: Settings) -> None:
     from emulator.workers.node import run
 
-    run(os.environ["AMLEMU_NODE_ID"], os.environ["AMLEMU_QUEUE"], settings)
+    run(os.environ["AMLEMU_NODE_ID"], os.environ["AMLEMU_QUEUE"], settings, int(os.environ.get("AMLEMU_SLOTS", "1")))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,6 +6,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from emulator.domain import images
+
 DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 
 
@@ -37,6 +39,8 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: float = Field(0.5, gt=0)
 
     node_image: str = "amlemu/emulator:latest"
+    instance_image: str = images.INSTANCE_IMAGE  # compute instances: JupyterLab, a terminal, sshd
+    instance_job_slots: int = Field(1, ge=1, le=8)  # jobs a compute instance runs at once (the rest queue)
     docker_network: str = "amlemu"
     docker_socket: str = "/var/run/docker.sock"  # on the Docker host: nodes start job containers through it
     # Job containers run unprivileged, as this uid:gid, on their own network (no route to redis or the api).

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from emulator.domain import cluster, datastores, storage
 from emulator.domain.ids import PROVIDER, WorkspaceRef, location_id
+from emulator.services import instances
 from emulator.settings import Settings
 from emulator.store.tables import Compute, Node, Operation, Workspace
 
@@ -70,6 +71,8 @@ def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None) ->
              **outer.get("properties", {})}
     if row.compute_type == "AmlCompute":
         inner.update(_cluster_status(row, nodes))
+    elif row.compute_type == "ComputeInstance":
+        inner.update(instances.arm_status(row))
     parent = workspace_id(workspace_row) if workspace_row else row.key.rsplit("/computes/", 1)[0]
     arm_id = f"{parent}/computes/{row.name}"
     return {"id": arm_id, "name": row.name, "type": f"{PROVIDER}/workspaces/computes", "location": row.location,

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from emulator.cli import demo
+from emulator.cli import demo, instance
 from emulator.cli.stack import ROOT, Stack
 from emulator.domain import images
 from emulator.errors import EmulatorError
@@ -19,6 +19,7 @@ app = typer.Typer(help="amlemu: a local emulator of Azure Machine Learning compu
                   add_completion=False, pretty_exceptions_enable=False)
 console = Console(stderr=True)
 app.add_typer(demo.app, name="demo")
+app.add_typer(instance.app, name="instance")
 
 
 def _builder(status):
@@ -44,6 +45,7 @@ def build() -> None:
         # Stand-ins for the job base images Azure ML's examples use (python:3.x-slim, AzureML openmpi).
         builder.build("stand-ins/python", images.PYTHON_STAND_IN)
         builder.build("stand-ins/azureml", images.AZUREML_STAND_IN, base=images.PYTHON_STAND_IN)
+        builder.build("instance", images.INSTANCE_IMAGE)  # compute instances: JupyterLab, a terminal, sshd
     console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")
 
 
@@ -77,7 +79,7 @@ def down() -> None:
     stack = Stack.from_env()
     runtime = DockerRuntime()
     stack.compose("stop", "controller")  # first, so that no node starts while they are removed
-    containers = [c for role in ("node", "job", "sandbox")
+    containers = [c for role in ("node", "job", "sandbox", "instance", "agent")
                   for c in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role})]
     with console.status(f"[bold]removing {len(containers)} node, job and sandbox container(s)[/]"):
         for container in containers:
@@ -100,7 +102,7 @@ def env() -> None:
 
 @app.command()
 def status() -> None:
-    """Show the workspaces and clusters the emulator holds, with their nodes."""
+    """Show the workspaces, clusters (with their nodes) and compute instances the emulator holds."""
     from rich.table import Table
 
     stack = Stack.from_env()
@@ -108,6 +110,7 @@ def status() -> None:
     table = Table("workspace", "cluster", "size", "priority", "state", "nodes (idle/running/preparing/leaving)",
                   "min..max")
     rg = f"/subscriptions/{stack.subscription}/resourceGroups/{stack.resource_group}"
+    labs: list[tuple[str, str]] = []
     for ws in client.get(f"{rg}/providers/Microsoft.MachineLearningServices/workspaces").json()["value"]:
         computes = client.get(f"{ws['id']}/computes").json()["value"]
         for c in computes or [None]:
@@ -115,6 +118,12 @@ def status() -> None:
                 table.add_row(ws["name"], "-", "", "", "", "", "")
                 continue
             p = c["properties"]["properties"]
+            if c["properties"]["computeType"] == "ComputeInstance":
+                table.add_row(ws["name"], f"{c['name']} (instance)", p.get("vmSize"), "Dedicated",
+                              f"{c['properties']['provisioningState']} / {p.get('state')}", "", "")
+                labs += [(c["name"], a["endpointUri"]) for a in p.get("applications") or []
+                         if a["displayName"] == "Jupyter Lab"]
+                continue
             counts = p.get("nodeStateCounts", {})
             scale = p.get("scaleSettings", {})
             table.add_row(ws["name"], c["name"], p.get("vmSize"), p.get("vmPriority"),
@@ -123,6 +132,8 @@ def status() -> None:
                                                                    "preparingNodeCount", "leavingNodeCount")),
                           f"{scale.get('minNodeCount')}..{scale.get('maxNodeCount')}")
     Console().print(table)
+    for name, url in labs:
+        Console().print(f"{name}: JupyterLab at {url}  (terminal: amlemu instance shell {name})")
 
 
 def _running_client(stack: Stack):

@@ -35,6 +35,29 @@ def new_node_id(low_priority: bool) -> str:
     return f"tvmps_{secrets.token_hex(12)}_{'p' if low_priority else 'd'}"
 
 
+def node_spec(settings: Settings, compute: Compute, spec: cluster.ClusterSpec, node_id: str, role: str = "node",
+              slots: int = 1, labels: dict[str, str] | None = None) -> ContainerSpec:
+    """A node's container: a Celery worker on the compute's queue that runs its jobs' containers. A compute
+    instance's agent (`role` "agent") is one too, with `slots` jobs at once."""
+    cpus, memory = vm_sizes.scaled_limits(spec.vm_size, settings.resource_scale)
+    name = f"amlemu-{settings.stack}-{role}-{node_id}"
+    return ContainerSpec(
+        name=name, image=settings.node_image, command=["node"],
+        labels={"amlemu.stack": settings.stack, "amlemu.role": role, "amlemu.node": node_id,
+                "amlemu.compute": compute.name, "amlemu.compute-id": compute.key,
+                "amlemu.workspace": compute.workspace_key.rsplit("/", 1)[-1],
+                "amlemu.priority": spec.priority, "amlemu.vm-size": spec.vm_size.name, **(labels or {})},
+        env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key), "AMLEMU_SLOTS": str(slots),
+             "AMLEMU_REDIS_URL": settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
+             "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(settings.host_dir),
+             "AMLEMU_STACK": settings.stack, "AMLEMU_IMDS_ENDPOINT": imds.endpoint(name)},
+        # On the jobs network too, where its jobs reach its Scheduled Events (and nothing else of it listens).
+        cpus=cpus, memory_bytes=memory, network=settings.docker_network, networks=(settings.jobs_network,),
+        # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
+        # out their directories. Job containers get neither the socket nor the whole data directory.
+        mounts={settings.docker_socket: "/var/run/docker.sock", str(settings.host_dir): NODE_DATA_DIR})
+
+
 class ClusterReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
                  clock: Callable[[], datetime], scheduler: JobScheduler | None = None,
@@ -173,30 +196,12 @@ class ClusterReconciler:
                         state=NodeState.PREPARING.value, created_at=now, state_changed_at=now)
             repo.add(node)
             nodes.append(node)
-            effects.start.append((node.node_id, self._node_spec(compute, spec, node.node_id)))
+            effects.start.append((node.node_id, node_spec(self.settings, compute, spec, node.node_id)))
         allocation = cluster.allocation_state([NodeState(n.state) for n in nodes], plan.target)
         if allocation != compute.allocation_state:
             compute.allocation_state, compute.allocation_changed_at = allocation, now
         compute.target_nodes = plan.target
         return {n.node_id for n in nodes}
-
-    def _node_spec(self, compute: Compute, spec: cluster.ClusterSpec, node_id: str) -> ContainerSpec:
-        cpus, memory = vm_sizes.scaled_limits(spec.vm_size, self.settings.resource_scale)
-        name = f"amlemu-{self.settings.stack}-node-{node_id}"
-        return ContainerSpec(
-            name=name, image=self.settings.node_image, command=["node"],
-            labels={**self.node_labels(), "amlemu.node": node_id, "amlemu.compute": compute.name,
-                    "amlemu.compute-id": compute.key, "amlemu.workspace": compute.workspace_key.rsplit("/", 1)[-1],
-                    "amlemu.priority": spec.priority, "amlemu.vm-size": spec.vm_size.name},
-            env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key),
-                 "AMLEMU_REDIS_URL": self.settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
-                 "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(self.settings.host_dir),
-                 "AMLEMU_STACK": self.settings.stack, "AMLEMU_IMDS_ENDPOINT": imds.endpoint(name)},
-            # On the jobs network too, where its jobs reach its Scheduled Events (and nothing else of it listens).
-            cpus=cpus, memory_bytes=memory, network=self.settings.docker_network, networks=(self.settings.jobs_network,),
-            # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
-            # out their directories. Job containers get neither the socket nor the whole data directory.
-            mounts={self.settings.docker_socket: "/var/run/docker.sock", str(self.settings.host_dir): NODE_DATA_DIR})
 
     def _apply(self, effects: Effects) -> None:
         apply_nodes(effects, self.runtime, self.broker, self.settings.stack)

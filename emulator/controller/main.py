@@ -17,6 +17,7 @@ import redis
 
 from emulator.controller.clusters import ClusterReconciler
 from emulator.controller.effects import Effects, apply_jobs
+from emulator.controller.instances import InstanceReconciler
 from emulator.controller.jobs import JobReconciler, JobScheduler
 from emulator.controller.preemption import Preemptions
 from emulator.controller.sandboxes import Sandboxes
@@ -49,6 +50,7 @@ class Controller:
         self.sandboxes = Sandboxes(settings, store, runtime, broker)
         self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch,
                                           self.preemptions)
+        self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch)
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""
@@ -75,10 +77,11 @@ class Controller:
             self.jobs.tick(repo, self.clock(), effects)
         self._dispatch(effects)
         containers = self.runtime.list({"amlemu.stack": self.settings.stack})  # one engine call per pass
-        by_role: dict[str, list[Observed]] = {"node": [], "job": [], "sandbox": []}
+        by_role: dict[str, list[Observed]] = {"node": [], "job": [], "sandbox": [], "instance": [], "agent": []}
         for container in containers:
             by_role.get(container.labels.get("amlemu.role", ""), []).append(container)
         self.clusters.tick(by_role["node"])
+        self.instances.tick(by_role["instance"] + by_role["agent"])
         self._sweep(by_role["job"])
         self.sandboxes.tick(by_role["sandbox"], by_role["job"])
 

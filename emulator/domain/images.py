@@ -12,6 +12,7 @@ from emulator.errors import ValidationFailed
 
 PYTHON_STAND_IN = "amlemu/python-stand-in:3-slim"
 AZUREML_STAND_IN = "amlemu/azureml-stand-in:latest"
+INSTANCE_IMAGE = "amlemu/instance:latest"  # compute instances' workstation (images/instance)
 STAND_IN_PYTHON = "3.11"  # Debian bookworm's
 
 _STAND_INS: tuple[tuple[re.Pattern, str], ...] = (

@@ -1,6 +1,6 @@
 """The runtime port: everything the emulator asks of a container engine. Docker implements it today."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -25,6 +25,9 @@ class ContainerSpec:
     user: str | None = None
     entrypoint: list[str] | None = None  # None: the image's own
     working_dir: str | None = None
+    volumes: dict[str, str] = field(default_factory=dict)  # named volume -> container path
+    ports: tuple[int, ...] = ()  # container ports published on 127.0.0.1, each on a port the engine picks
+    drop_capabilities: bool = False  # no Linux capabilities at all (a workstation that runs no root process)
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Observed:
     exit_code: int | None
     oom_killed: bool
     ip: str | None
+    ports: dict[int, int] = field(default_factory=dict)  # container port -> its port on 127.0.0.1
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,9 @@ class Runtime(Protocol):
     def logs(self, container_id: str, tail: int = 100) -> str: ...
     def follow(self, container_id: str) -> Iterator[bytes]: ...
     def wait(self, container_id: str) -> Exit: ...
+    def exec(self, container_id: str, command: Sequence[str]) -> tuple[int, str]: ...
+    def volumes(self, labels: dict[str, str]) -> "list[str]": ...
+    def remove_volume(self, name: str) -> None: ...
     def ensure_network(self, name: str, labels: dict[str, str]) -> None: ...
     def remove_network(self, name: str) -> None: ...
     def has_gpus(self) -> bool: ...

@@ -1,7 +1,7 @@
 """DockerRuntime: the only module that talks to the Docker engine."""
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
@@ -15,6 +15,9 @@ def _translate(exc: Exception) -> Exception:
         return ValidationFailed(f"Image not found: {exc.explanation or exc}. Build it with `make up`.",
                                 target="image")
     return RuntimeUnavailable(f"Docker engine error: {getattr(exc, 'explanation', None) or exc}")
+
+
+VOLUME_LABELS = ("amlemu.stack", "amlemu.compute", "amlemu.compute-id")  # a volume keeps its owner's
 
 
 class DockerRuntime:
@@ -31,9 +34,11 @@ class DockerRuntime:
         state = container.attrs.get("State", {})
         networks = container.attrs.get("NetworkSettings", {}).get("Networks", {}) or {}
         ip = next((n.get("IPAddress") for n in networks.values() if n.get("IPAddress")), None)
+        published = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
+        ports = {int(port.split("/")[0]): int(bound[0]["HostPort"]) for port, bound in published.items() if bound}
         return Observed(id=container.id, name=container.name, labels=container.labels,
                         running=state.get("Running", False), exit_code=state.get("ExitCode"),
-                        oom_killed=state.get("OOMKilled", False), ip=ip)
+                        oom_killed=state.get("OOMKilled", False), ip=ip, ports=ports)
 
     def run(self, spec: ContainerSpec) -> Observed:
         kwargs = {}
@@ -46,15 +51,22 @@ class DockerRuntime:
             kwargs["network_mode"] = f"container:{spec.network_of}"
         else:
             kwargs["network"] = spec.network
+        if spec.ports:  # loopback only: nothing of the emulator listens on the host's other addresses
+            kwargs["ports"] = {f"{port}/tcp": ("127.0.0.1", None) for port in spec.ports}
+        if spec.drop_capabilities:
+            kwargs["cap_drop"] = ["ALL"]
         if spec.gpus:
             kwargs["device_requests"] = [docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])]
         try:
             self.client.images.get(spec.image)  # local images only: never let containers.run() try a pull
+            volumes = {host: {"bind": path, "mode": "ro" if path in spec.read_only else "rw"}
+                       for host, path in spec.mounts.items()}
+            for volume, path in spec.volumes.items():
+                self._ensure_volume(volume, {k: v for k, v in spec.labels.items() if k in VOLUME_LABELS})
+                volumes[volume] = {"bind": path, "mode": "rw"}
             container = self.client.containers.run(
                 spec.image, spec.command, name=spec.name, detach=True, init=True,
-                labels={MANAGED: "true", **spec.labels}, environment=spec.env,
-                volumes={host: {"bind": path, "mode": "ro" if path in spec.read_only else "rw"}
-                         for host, path in spec.mounts.items()},
+                labels={MANAGED: "true", **spec.labels}, environment=spec.env, volumes=volumes,
                 user=spec.user, entrypoint=spec.entrypoint, working_dir=spec.working_dir,
                 security_opt=["no-new-privileges"], **kwargs)
             for network in spec.networks:
@@ -124,6 +136,37 @@ class DockerRuntime:
                 return Exit(code=code, oom_killed=False)
             state = self.client.api.inspect_container(container_id)["State"]
             return Exit(code=code, oom_killed=state.get("OOMKilled", False))
+        except APIError as exc:
+            raise _translate(exc) from exc
+
+    def exec(self, container_id: str, command: Sequence[str]) -> tuple[int, str]:
+        """Run `command` in the running container as its own user: (exit code, stdout and stderr)."""
+        try:
+            result = self.client.containers.get(container_id).exec_run(command)
+            return result.exit_code, result.output.decode(errors="replace")
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+
+    def _ensure_volume(self, name: str, labels: dict[str, str]) -> None:
+        """Named volumes are made here, labelled, so that a stack's can be found again (the engine would make
+        them unlabelled on first use)."""
+        try:
+            self.client.volumes.get(name)
+        except NotFound:
+            self.client.volumes.create(name, labels={MANAGED: "true", **labels})
+
+    def volumes(self, labels: dict[str, str]) -> "list[str]":
+        filters = {"label": [MANAGED + "=true"] + [f"{k}={v}" for k, v in labels.items()]}
+        try:
+            return [v.name for v in self.client.volumes.list(filters=filters)]
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+
+    def remove_volume(self, name: str) -> None:
+        try:
+            self.client.api.remove_volume(name, force=True)
+        except NotFound:
+            pass
         except APIError as exc:
             raise _translate(exc) from exc
 

@@ -5,13 +5,13 @@ from datetime import datetime
 from emulator.domain import cluster, names, payload
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import operations
+from emulator.services import instances, operations
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Operation, Workspace
 
 KNOWN_TYPES = ("AKS", "Kubernetes", "AmlCompute", "ComputeInstance", "DataFactory", "VirtualMachine",
                "HDInsight", "Databricks", "DataLakeAnalytics", "SynapseSpark")
-EMULATED_TYPES = ("AmlCompute",)
+EMULATED_TYPES = ("AmlCompute", "ComputeInstance")
 
 
 def get(repo: Repository, ref: WorkspaceRef, name: str) -> Compute:
@@ -21,7 +21,14 @@ def get(repo: Repository, ref: WorkspaceRef, name: str) -> Compute:
     return row
 
 
-def _validated(body: object, workspace: Workspace) -> tuple[dict, cluster.ClusterSpec]:
+def _cluster_inner(inner: dict) -> dict:
+    spec = cluster.parse_spec(inner)
+    return {**{k: v for k, v in inner.items() if v is not None},
+            "vmSize": spec.vm_size.name, "vmPriority": spec.priority, "osType": "Linux",
+            "scaleSettings": spec.scale.to_arm()}
+
+
+def _validated(body: object, workspace: Workspace) -> dict:
     body = payload.obj(body, "body", required=True)
     payload.finite(body)
     outer = payload.obj(body.get("properties"), "properties", required=True)
@@ -33,18 +40,18 @@ def _validated(body: object, workspace: Workspace) -> tuple[dict, cluster.Cluste
         raise ValidationFailed(f"Compute type {compute_type} is not emulated by amlemu; "
                                f"supported: {', '.join(EMULATED_TYPES)}.", target="properties.computeType")
     inner = payload.obj(outer.get("properties"), "properties.properties")
-    spec = cluster.parse_spec(inner)
+    if compute_type == "ComputeInstance":
+        stored_inner, _spec = instances.validated_inner(inner)
+    else:
+        stored_inner = _cluster_inner(inner)
     tags = payload.tags(body.get("tags"))
     location = workspace.location if body.get("location") is None else payload.location(body["location"])
-    stored_inner = {**{k: v for k, v in inner.items() if v is not None},
-                    "vmSize": spec.vm_size.name, "vmPriority": spec.priority, "osType": "Linux",
-                    "scaleSettings": spec.scale.to_arm()}
     stored = {"location": location, "tags": tags, "identity": payload.obj(body.get("identity"), "identity") or None,
               "properties": {"computeType": compute_type,
                              "description": payload.string(outer.get("description"), "properties.description"),
                              "disableLocalAuth": bool(outer.get("disableLocalAuth", True)),
                              "properties": stored_inner}}
-    return stored, spec
+    return stored
 
 
 def _check_update(row: Compute, stored: dict) -> None:
@@ -55,6 +62,9 @@ def _check_update(row: Compute, stored: dict) -> None:
         raise Conflict(f"Compute '{row.name}' already exists with type {row.compute_type}.",
                        target="properties.computeType")
     old, new = row.body["properties"]["properties"], stored["properties"]["properties"]
+    if row.compute_type == "ComputeInstance":
+        instances.check_update(row, new)
+        return
     for key in ("vmSize", "vmPriority"):
         if old[key] != new[key]:
             raise ValidationFailed(f"{key} of an existing cluster cannot change ({old[key]} -> {new[key]}); "
@@ -64,13 +74,16 @@ def _check_update(row: Compute, stored: dict) -> None:
 def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,
         now: datetime) -> tuple[Compute, Operation, bool]:
     names.compute_name(name)
-    stored, _spec = _validated(body, workspace)
+    stored = _validated(body, workspace)
     key = ref.child_id("computes", name).lower()
     row = repo.compute(key)
     if row is None:
-        row = Compute(key=key, workspace_key=ref.key, name=name, compute_type=stored["properties"]["computeType"],
+        compute_type = stored["properties"]["computeType"]
+        sent_inner = payload.obj(payload.obj(body, "body").get("properties"), "properties").get("properties") or {}
+        row = Compute(key=key, workspace_key=ref.key, name=name, compute_type=compute_type,
                       location=stored["location"], body=stored, provisioning_state="Creating",
-                      created_at=now, modified_at=now, allocation_changed_at=now)
+                      created_at=now, modified_at=now, allocation_changed_at=now,
+                      instance=instances.new_record(sent_inner, now) if compute_type == "ComputeInstance" else None)
         repo.add(row)
         return row, operations.start(repo, key, "Create", now), True
     _check_update(row, stored)
@@ -82,8 +95,31 @@ def delete(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> tup
     row = repo.compute(ref.child_id("computes", name))
     if row is None:
         return None
+    if row.compute_type == "ComputeInstance" and row.provisioning_state != "Deleting":
+        instances.ask(row, "Delete", instances.Trigger.USER, now)
     row.provisioning_state, row.modified_at = "Deleting", now
     return row, operations.start(repo, row.key, "Delete", now)
+
+
+def act(repo: Repository, ref: WorkspaceRef, name: str, action: str, now: datetime) -> tuple[Compute, Operation]:
+    """POST start, stop or restart: compute instances only."""
+    row = get(repo, ref, name)
+    if row.compute_type != "ComputeInstance":
+        raise ValidationFailed(f"{action} applies to compute instances; '{name}' is a {row.compute_type}. "
+                               "A cluster scales itself: change its minNodeCount and maxNodeCount instead.",
+                               target="computeName")
+    instances.ask(row, action, instances.Trigger.USER, now)
+    return row, operations.start(repo, row.key, action, now)
+
+
+def update_idle_shutdown(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime) -> Compute:
+    """POST updateIdleShutdownSetting {"idleTimeBeforeShutdown": "PT30M"}."""
+    row = get(repo, ref, name)
+    if row.compute_type != "ComputeInstance":
+        raise ValidationFailed(f"Idle shutdown applies to compute instances; '{name}' is a {row.compute_type}.",
+                               target="computeName")
+    instances.set_idle_time(row, payload.obj(body, "body", required=True).get("idleTimeBeforeShutdown"), now)
+    return row
 
 
 def patch_scale(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,

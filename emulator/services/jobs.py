@@ -38,9 +38,13 @@ def _compute(repo: Repository, ref: WorkspaceRef, spec: jobs.JobSpec) -> Compute
     if row is None or row.provisioning_state == "Deleting":
         raise ValidationFailed(f"Compute '{name}' was not found in workspace '{ref.name}'. Create it first, or list "
                                "the computes with ml_client.compute.list().", target=target)
-    if row.compute_type != "AmlCompute":
+    if row.compute_type not in ("AmlCompute", "ComputeInstance"):
         raise ValidationFailed(f"Compute '{name}' is a {row.compute_type}; amlemu runs jobs on compute clusters "
-                               "(AmlCompute).", target=target)
+                               "(AmlCompute) and compute instances.", target=target)
+    if row.compute_type == "ComputeInstance" and spec.instance_count > 1:
+        raise ValidationFailed(f"'{name}' is a compute instance, a single machine: a job there runs on one node, "
+                               f"not {spec.instance_count}. Use a compute cluster for multi-node jobs.",
+                               target=f"{P}.resources.instanceCount")
     max_nodes = computes.spec_of(row).scale.max_nodes
     if spec.instance_count > max_nodes:
         raise ValidationFailed(f"The job asks for {spec.instance_count} nodes but cluster '{name}' has at most "

@@ -28,6 +28,11 @@ def usages(repo: Repository, subscription: str, location: str) -> list[dict]:
             low_priority += cores
         else:
             dedicated[spec.vm_size.family] += cores
+    # Cluster and instance quota is one; a stopped instance still holds its cores (Azure: stopping "doesn't
+    # release quota").
+    for row in repo.computes_of_type(subscription, "ComputeInstance"):
+        size = computes.spec_of(row).vm_size
+        dedicated[size.family] += size.vcpus
     entries = [_entry(subscription, location, "TotalDedicatedCores", "Total Cluster Dedicated Regional vCPUs",
                       sum(dedicated.values()), DEDICATED_TOTAL_LIMIT),
                _entry(subscription, location, "TotalLowPriorityCores", "Total Cluster LowPriority Regional vCPUs",

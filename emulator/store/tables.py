@@ -54,6 +54,9 @@ class Compute(Base):
     # random timeline's progress: {"seed", "since", "done"}. None: the global settings, nothing drawn yet.
     preemption: Mapped[dict | None] = mapped_column(JSON, default=None)
     chaos: Mapped[dict | None] = mapped_column(JSON, default=None)
+    # A compute instance's own record (services.instances.Record): state, last operation, what was asked of
+    # it, its container and ports, its idle clock. None for clusters.
+    instance: Mapped[dict | None] = mapped_column(JSON, default=None)
 
 
 class Node(Base):

@@ -1,4 +1,5 @@
-"""A cluster node: one Celery worker, concurrency 1, consuming its cluster's queue and running job ranks."""
+"""A cluster node: one Celery worker, concurrency 1, consuming its cluster's queue and running job ranks. A compute
+instance's agent is the same with one slot per job the instance runs at once."""
 
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +13,7 @@ from emulator.workers import attempts, imds, protocol
 from emulator.workers.celery_app import make_celery, ready_key
 
 
-def run(node_id: str, queue: str, settings: Settings) -> None:
+def run(node_id: str, queue: str, settings: Settings, slots: int = 1) -> None:
     app = make_celery(settings.redis_url)
     broker = protocol.resilient(settings.redis_url)
     runtime = DockerRuntime()
@@ -39,6 +40,7 @@ def run(node_id: str, queue: str, settings: Settings) -> None:
     def _leaving(**_):
         broker.delete(ready_key(node_id))
 
-    app.worker_main(["worker", "--queues", queue, "--concurrency", "1", "--prefetch-multiplier", "1",
-                     "--hostname", f"{node_id}@amlemu", "--loglevel", "INFO", "--pool", "solo",
+    app.worker_main(["worker", "--queues", queue, "--concurrency", str(slots), "--prefetch-multiplier", "1",
+                     "--hostname", f"{node_id}@amlemu", "--loglevel", "INFO",
+                     "--pool", "solo" if slots == 1 else "threads",
                      "--without-gossip", "--without-mingle", "--without-heartbeat"])

@@ -34,10 +34,12 @@ def stack(tmp_path_factory) -> Stack:
     finally:
         runtime = DockerRuntime()
         stack.compose("stop", "controller", capture=True)
-        for role in ("node", "job", "sandbox"):
+        for role in ("node", "job", "sandbox", "instance", "agent"):
             for container in runtime.list({"amlemu.stack": env["AMLEMU_STACK"], "amlemu.role": role}):
                 runtime.remove(container.id)
         stack.compose("down", "-v", capture=True)
+        for volume in runtime.volumes({"amlemu.stack": env["AMLEMU_STACK"]}):  # compute instances' homes
+            runtime.remove_volume(volume)
         runtime.remove_network(f"{env['AMLEMU_NETWORK']}-jobs")
         for key, value in saved.items():
             if value is None:

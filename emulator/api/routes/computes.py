@@ -1,4 +1,5 @@
-"""ARM computes of a workspace: CRUD with long-running operations, and listNodes."""
+"""ARM computes of a workspace: CRUD with long-running operations, listNodes, and the compute-instance
+actions (start, stop, restart, updateIdleShutdownSetting)."""
 
 from typing import Annotated, Any
 
@@ -63,9 +64,33 @@ def delete_compute(ctx: Ctx, ws: Ws, compute_name: str, underlyingResourceAction
                         location_header=True)
 
 
+@router.post(COMPUTE + "/updateIdleShutdownSetting")
+def update_idle_shutdown(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
+    with ctx.store.transaction() as repo:
+        workspaces.get(repo, ws)
+        computes.update_idle_shutdown(repo, ws, compute_name, body, ctx.clock())
+    return Response(status_code=200)
+
+
 @router.post(COMPUTE + "/listNodes")
 def list_nodes(ctx: Ctx, ws: Ws, compute_name: str) -> dict:
     with ctx.store.transaction() as repo:
         workspaces.get(repo, ws)
         row = computes.get(repo, ws, compute_name)
-        return {"nodes": [arm.node(n) for n in repo.nodes(row.key)], "nextLink": None}
+        nodes = repo.nodes(row.key) if row.compute_type == "AmlCompute" else []  # an instance's agent is no node
+        return {"nodes": [arm.node(n) for n in nodes], "nextLink": None}
+
+
+def _instance_action(verb: str):
+    def act(ctx: Ctx, ws: Ws, compute_name: str) -> Response:
+        """start, stop, restart (compute instances): 202, and an operation that ends when the instance gets there."""
+        with ctx.store.transaction() as repo:
+            workspaces.get(repo, ws)
+            row, op = computes.act(repo, ws, compute_name, verb, ctx.clock())
+        return lro.accepted(None, 202, lro.status_url(ctx.settings, ws.subscription, row.location, op))
+    return act
+
+
+for _verb in ("Start", "Stop", "Restart"):
+    router.add_api_route(f"{COMPUTE}/{_verb.lower()}", _instance_action(_verb), methods=["POST"],
+                         name=f"{_verb.lower()}_compute_instance")

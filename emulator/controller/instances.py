@@ -1,0 +1,341 @@
+"""Reconciles compute instances: brings each one's containers to what its record says.
+
+A running instance is two containers of one generation: the workstation (JupyterLab, a terminal, sshd; the
+user's home on a named volume, so files outlive stop, start and restart) and its agent, a node worker that
+runs the instance's jobs in containers of their own (user code never sees the Docker socket, the workstation
+included). Start and restart raise the generation: containers of an older one go. A stopped instance runs no
+container. Each pass decides inside a short transaction and touches Docker outside it, level-based like the
+clusters: a restarted controller adopts what the labels name and removes the rest.
+"""
+
+import json
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import redis
+
+from emulator.controller.clusters import node_spec
+from emulator.controller.effects import Effects
+from emulator.controller.jobs import JobScheduler, abandon
+from emulator.domain import instance, schedules, vm_sizes
+from emulator.domain.cluster import NodeState
+from emulator.domain.instance import InstanceState, Trigger
+from emulator.runtime.base import ContainerSpec, Observed, Runtime
+from emulator.services import computes, instances, operations
+from emulator.settings import Settings
+from emulator.store.db import Store
+from emulator.store.repositories import Repository
+from emulator.store.tables import Compute, Job, Node
+from emulator.workers.celery_app import ready_key
+
+log = logging.getLogger("amlemu.controller")
+STOP_GRACE_SECONDS = 10.0  # SIGTERM, then the engine kills what is left
+PROBE_SECONDS = 30.0  # platform seconds between activity probes while idle shutdown is on
+HOME = "/home/azureuser"
+UP = (InstanceState.CREATING, InstanceState.STARTING, InstanceState.RESTARTING, InstanceState.RUNNING,
+      InstanceState.JOB_RUNNING)
+COMING_UP = (InstanceState.CREATING, InstanceState.STARTING, InstanceState.RESTARTING)
+LIVE = ("Queued", "Running", "Finalizing", "CancelRequested")  # a job's statuses while an attempt of it is out
+
+
+def home_volume(settings: Settings, compute: Compute) -> str:
+    return f"amlemu-{settings.stack}-home-{compute.key.rsplit('/', 1)[-1]}-{compute.created_at:%Y%m%d%H%M%S}"
+
+
+@dataclass
+class Plan:
+    """What a pass decided for one instance, carried out after its transaction."""
+    start: list[ContainerSpec] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)  # container ids: SIGTERM
+    remove: list[str] = field(default_factory=list)  # container ids
+    probe: str | None = None  # the workstation to ask for its activity
+    drop_volume: str | None = None
+    effects: Effects = field(default_factory=Effects)
+
+
+class InstanceReconciler:
+    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
+                 clock: Callable[[], datetime], scheduler: JobScheduler, dispatch: Callable[[Effects], None]):
+        self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
+        self.scheduler, self.dispatch = scheduler, dispatch
+        self.probed: dict[str, datetime] = {}  # compute key -> last activity probe
+
+    def tick(self, containers: list[Observed]) -> None:
+        """`containers`: the stack's workstation and agent containers."""
+        with self.store.transaction() as repo:
+            keys = [c.key for c in repo.computes() if c.compute_type == "ComputeInstance"]
+        by_key: dict[str, list[Observed]] = {}
+        for container in containers:
+            by_key.setdefault(container.labels.get("amlemu.compute-id", ""), []).append(container)
+        for key in keys:
+            self.reconcile(key, by_key.pop(key, []))
+        for orphans in by_key.values():  # of instances deleted while the controller was down
+            for container in orphans:
+                log.info("removing orphan instance container %s", container.name)
+                self.runtime.remove(container.id)
+
+    def reconcile(self, key: str, containers: list[Observed]) -> None:
+        now = self.clock()
+        plan = Plan()
+        with self.store.transaction() as repo:
+            row = repo.compute(key)
+            if row is None:
+                return
+            self._decide(repo, row, containers, now, plan)
+        self._carry_out(key, plan)
+
+    # ---------------------------------------------------------------- deciding
+
+    def _decide(self, repo: Repository, row: Compute, containers: list[Observed], now: datetime, plan: Plan) -> None:
+        record = row.instance
+        generation = str(record["generation"])
+        current = {c.labels.get("amlemu.role"): c for c in containers
+                   if c.labels.get("amlemu.generation") == generation and c.running}
+        plan.remove += [c.id for c in containers if c.labels.get("amlemu.generation") != generation or not c.running]
+        self._follow_schedules(row, now)
+        state = instances.state_of(row)
+        agent = self._agent_node(repo, row, now)
+        if state == InstanceState.DELETING:
+            self._delete(repo, row, containers, agent, now, plan)
+            return
+        if state not in UP:
+            self._stop(repo, row, containers, agent, now, plan)
+        else:
+            self._up(repo, row, state, current, agent, now, plan)
+
+    def _up(self, repo: Repository, row: Compute, state: InstanceState, current: dict[str, Observed], agent: Node,
+            now: datetime, plan: Plan) -> None:
+        """Both containers of the generation running; then Running once Jupyter answers, and jobs go out."""
+        workstation, worker = current.get("instance"), current.get("agent")
+        if worker is None or (agent.container_id and agent.container_id != worker.id):
+            self._agent_lost(repo, row, agent, worker, now, plan)
+        if workstation is None:
+            plan.start.append(self._workstation_spec(row))
+        if worker is None:
+            plan.start.append(self._agent_spec(row, agent.node_id))
+        if workstation is None or worker is None:
+            return
+        if agent.state == NodeState.PREPARING and self.broker.exists(ready_key(agent.node_id)):
+            agent.state, agent.state_changed_at, agent.idle_since = NodeState.IDLE.value, now, now
+        if state in COMING_UP:
+            if agent.state != NodeState.PREPARING:
+                plan.probe = workstation.id  # up once Jupyter answers
+            return
+        self._schedule_jobs(repo, row, agent, now, plan)
+        if self._idle_seconds(row) is not None and self._probe_due(row.key, now):
+            plan.probe = workstation.id
+
+    def _agent_node(self, repo: Repository, row: Compute, now: datetime) -> Node:
+        """The instance's agent as a node row, so node reports (claimed, running, ended) apply as for clusters."""
+        nodes = repo.nodes(row.key)
+        if nodes:
+            return nodes[0]
+        node = Node(node_id=f"ci_{secrets.token_hex(8)}", compute_key=row.key, state=NodeState.PREPARING.value,
+                    created_at=now, state_changed_at=now)
+        repo.add(node)
+        return node
+
+    def _agent_lost(self, repo: Repository, row: Compute, agent: Node, worker: Observed | None, now: datetime,
+                    plan: Plan) -> None:
+        """The agent is new, restarted or gone: what it ran goes back to the queue; it comes up again."""
+        if agent.container_id is not None:
+            self.scheduler.node_lost(repo, row, agent, now, plan.effects)
+            plan.effects.forget.append(agent.node_id)
+        agent.container_id = worker.id if worker else None
+        agent.state, agent.state_changed_at, agent.idle_since, agent.run_id = NodeState.PREPARING.value, now, None, None
+
+    @staticmethod
+    def _jobs(repo: Repository, row: Compute) -> list[Job]:
+        """The instance's jobs with an attempt out (sent to its agent, running, or ending)."""
+        return repo.jobs_in(LIVE, row.key, dispatched=True)
+
+    def _schedule_jobs(self, repo: Repository, row: Compute, agent: Node, now: datetime, plan: Plan) -> None:
+        """First come first served, as many at once as the instance has slots; Running ⇄ JobRunning follows."""
+        out = self._jobs(repo, row)
+        waiting = repo.jobs_in(("Queued",), row.key, dispatched=False)
+        admitted = instance.admit(len(waiting), len(out), self.settings.instance_job_slots, instances.state_of(row))
+        for job in waiting[:admitted]:
+            self.scheduler.dispatch(repo, job, row, now, plan.effects)
+        state = instance.with_jobs(instances.state_of(row), len(out) + admitted)
+        if state != instances.state_of(row):
+            row.instance = {**row.instance, "state": state.value, "idleSince": None}
+
+    def _follow_schedules(self, row: Compute, now: datetime) -> None:
+        """Start or stop as the instance's enabled schedules say, once per firing (the latest wins)."""
+        spec = instances.parse_spec(row.body["properties"]["properties"])
+        since = datetime.fromisoformat(row.instance.get("schedulesAt") or now.isoformat())
+        fired = schedules.due(list(spec.schedules), since, now)
+        row.instance = {**row.instance, "schedulesAt": now.isoformat()}
+        if fired and instances.state_of(row) != InstanceState.DELETING:
+            action = fired[-1]
+            if instances.ask(row, action, Trigger.SCHEDULE, now):
+                log.info("instance %s: %s by schedule", row.name, action)
+
+    def _idle_seconds(self, row: Compute) -> float | None:
+        idle = instances.parse_spec(row.body["properties"]["properties"]).idle_seconds
+        return None if idle is None else self.settings.scaled(idle)
+
+    def _probe_due(self, key: str, now: datetime) -> bool:
+        last = self.probed.get(key)
+        return last is None or (now - last).total_seconds() >= max(1.0, self.settings.scaled(PROBE_SECONDS))
+
+    def _stop(self, repo: Repository, row: Compute, containers: list[Observed], agent: Node, now: datetime,
+              plan: Plan) -> None:
+        """Stopping (or stopped): jobs on it fail, containers get SIGTERM and go; then Stopped."""
+        for job in self._jobs(repo, row):
+            abandon(repo, job, now, plan.effects, f"The compute instance {row.name} was stopped while the job ran.")
+        running = [c for c in containers if c.running]
+        since = instance.LastOperation.from_row(row.instance["lastOperation"]).time
+        if running and (now - since).total_seconds() < STOP_GRACE_SECONDS:
+            plan.stop += [c.id for c in running]
+            return
+        plan.remove += [c.id for c in running]
+        if agent.container_id is not None:
+            agent.container_id, agent.state = None, NodeState.PREPARING.value
+            plan.effects.forget.append(agent.node_id)
+        if instances.state_of(row) == InstanceState.STOPPING:
+            self._finish(repo, row, now)
+
+    def _delete(self, repo: Repository, row: Compute, containers: list[Observed], agent: Node, now: datetime,
+                plan: Plan) -> None:
+        for job in self._jobs(repo, row):
+            abandon(repo, job, now, plan.effects, f"The compute instance {row.name} was deleted while the job ran.")
+        if containers:
+            plan.remove += [c.id for c in containers]
+            return
+        plan.effects.forget.append(agent.node_id)
+        plan.drop_volume = home_volume(self.settings, row)
+        repo.drop_nodes(row.key)
+        operations.finish(repo, row.key, now)
+        repo.remove(row)
+        log.info("deleted compute instance %s", row.name)
+
+    def _finish(self, repo: Repository, row: Compute, now: datetime) -> None:
+        """The operation in progress is done: its end state, its LRO finished."""
+        operation = instance.LastOperation.from_row(row.instance["lastOperation"])
+        state, done = instance.finish(operation, True, now)
+        record = {**row.instance, "state": state.value, "lastOperation": done.to_row()}
+        if operation.name == "Create":
+            row.provisioning_state = "Succeeded"
+        row.instance = record
+        operations.finish(repo, row.key, now)
+        log.info("instance %s: %s done, %s", row.name, operation.name, state.value)
+        if operation.name == "Create" and record.get("createStopped"):
+            instances.ask(row, "Stop", Trigger.USER, now)
+
+    # ---------------------------------------------------------------- containers
+
+    def _labels(self, row: Compute, role: str) -> dict[str, str]:
+        return {"amlemu.stack": self.settings.stack, "amlemu.role": role, "amlemu.compute": row.name,
+                "amlemu.compute-id": row.key, "amlemu.workspace": row.workspace_key.rsplit("/", 1)[-1],
+                "amlemu.generation": str(row.instance["generation"])}
+
+    def _workstation_spec(self, row: Compute) -> ContainerSpec:
+        spec = instances.parse_spec(row.body["properties"]["properties"])
+        cpus, memory = vm_sizes.scaled_limits(spec.vm_size, self.settings.resource_scale)
+        env = {"AMLEMU_JUPYTER_TOKEN": row.instance["token"], "AMLEMU_INSTANCE": row.name}
+        if spec.ssh_key:
+            env["AMLEMU_SSH_PUBLIC_KEY"] = spec.ssh_key
+        return ContainerSpec(
+            name=f"amlemu-{self.settings.stack}-instance-{row.name}-{row.instance['generation']}",
+            image=self.settings.instance_image, command=[], labels=self._labels(row, "instance"), env=env,
+            cpus=cpus, memory_bytes=memory, network="bridge", volumes={home_volume(self.settings, row): HOME},
+            ports=(instances.JUPYTER_PORT, instances.SSH_PORT), drop_capabilities=True)
+
+    def _agent_spec(self, row: Compute, node_id: str) -> ContainerSpec:
+        cluster_spec = computes.spec_of(row)
+        return node_spec(self.settings, row, cluster_spec, node_id, role="agent",
+                         slots=self.settings.instance_job_slots, labels=self._labels(row, "agent"))
+
+    def _carry_out(self, key: str, plan: Plan) -> None:
+        for container_id in plan.stop:
+            self.runtime.signal(container_id, "SIGTERM")
+        for container_id in plan.remove:
+            self.runtime.remove(container_id)
+        if plan.drop_volume:
+            self.runtime.remove_volume(plan.drop_volume)
+        for node_id in plan.effects.forget:
+            self.broker.delete(ready_key(node_id))
+        self.dispatch(plan.effects)
+        started = []
+        for spec in plan.start:
+            try:
+                started.append(self.runtime.run(spec))
+            except Exception as exc:  # noqa: BLE001 (the instance says why; the next pass tries again)
+                log.error("instance container %s failed to start: %s", spec.name, exc)
+                self._record(key, lambda repo, row, now, exc=exc: self._failed(repo, row, str(exc), now))
+                return
+        if started:
+            self._record(key, lambda repo, row, now: self._started(repo, row, started))
+        if plan.probe:
+            self._probe(key, plan.probe)
+
+    def _record(self, key: str, change: Callable[[Repository, Compute, datetime], None]) -> None:
+        with self.store.transaction() as repo:
+            row = repo.compute(key)
+            if row is not None:
+                change(repo, row, self.clock())
+
+    @staticmethod
+    def _started(repo: Repository, row: Compute, started: list[Observed]) -> None:
+        for container in started:
+            if container.labels.get("amlemu.role") == "instance":
+                ports = {str(port): host for port, host in container.ports.items()}
+                row.instance = {**row.instance, "ports": ports, "ip": container.ip}
+            elif container.labels.get("amlemu.role") == "agent":
+                for node in repo.nodes(row.key):
+                    node.container_id = container.id
+
+    @staticmethod
+    def _failed(repo: Repository, row: Compute, message: str, now: datetime) -> None:
+        """Its container could not start (no image, say): the operation fails with the engine's reason."""
+        operation = instance.LastOperation.from_row(row.instance["lastOperation"])
+        if operation.status != "InProgress":
+            return
+        state, done = instance.finish(operation, False, now)
+        error = {"code": "ComputeInstanceFailed", "message": message}
+        row.instance = {**row.instance, "state": state.value, "lastOperation": done.to_row(), "errors": [
+            {"error": error}]}
+        if operation.name == "Create":
+            row.provisioning_state, row.provisioning_errors = "Failed", [{"error": error}]
+        operations.finish(repo, row.key, now, status="Failed", error=error)
+
+    def _probe(self, key: str, container_id: str) -> None:
+        """Ask the workstation what is going on in it: up (Jupyter answers) and idle or not."""
+        code, output = self.runtime.exec(container_id, ["amlemu-activity"])
+        now = self.clock()
+        self.probed[key] = now
+        if code != 0:
+            return  # still starting
+        try:
+            seen = json.loads(output.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            log.warning("instance %s: unreadable activity report %r", key, output[-200:])
+            return
+        with self.store.transaction() as repo:
+            row = repo.compute(key)
+            if row is None:
+                return
+            state = instances.state_of(row)
+            if state in COMING_UP:
+                self._finish(repo, row, now)
+            elif state in (InstanceState.RUNNING, InstanceState.JOB_RUNNING):
+                self._idle_check(repo, row, seen, now)
+
+    def _idle_check(self, repo: Repository, row: Compute, seen: dict, now: datetime) -> None:
+        jobs = len(self._jobs(repo, row))
+        last = seen.get("last_activity")
+        activity = instance.Activity(kernels=seen.get("kernels", 0), busy_kernels=seen.get("busy_kernels", 0),
+                                     terminals=seen.get("terminals", 0), ssh_sessions=seen.get("ssh_sessions", 0),
+                                     jobs=jobs, last_activity=datetime.fromisoformat(last) if last else None)
+        previous = row.instance.get("idleSince")
+        since = instance.idle_since(datetime.fromisoformat(previous) if previous else None, activity, now)
+        row.instance = {**row.instance, "idleSince": since.isoformat() if since else None}
+        idle = self._idle_seconds(row)
+        if since is not None and idle is not None and instance.due_for_idle_shutdown(since, idle, now):
+            log.info("instance %s idle since %s: idle shutdown", row.name, since.isoformat())
+            instances.ask(row, "Stop", Trigger.IDLE_SHUTDOWN, now)
+
