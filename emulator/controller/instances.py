@@ -159,7 +159,9 @@ class InstanceReconciler:
         admitted = instance.admit(len(waiting), len(out), self.settings.instance_job_slots, instances.state_of(row))
         for job in waiting[:admitted]:
             self.scheduler.dispatch(repo, job, row, now, plan.effects)
-        state = instance.with_jobs(instances.state_of(row), len(out) + admitted)
+        # JobRunning once a job runs, not while its container is still being started: true at every moment
+        running = sum(1 for job in out if job.status != "Queued")
+        state = instance.with_jobs(instances.state_of(row), running)
         if state != instances.state_of(row):
             row.instance = {**row.instance, "state": state.value, "idleSince": None}
 

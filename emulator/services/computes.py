@@ -87,8 +87,13 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
         repo.add(row)
         return row, operations.start(repo, key, "Create", now), True
     _check_update(row, stored)
-    row.body, row.modified_at, row.provisioning_state = stored, now, "Updating"
-    return row, operations.start(repo, key, "Update", now), False
+    row.body, row.modified_at = stored, now
+    op = operations.start(repo, key, "Update", now)
+    if row.compute_type == "ComputeInstance":  # schedules or idle time: in force from the controller's next pass
+        op.status, op.finished_at = "Succeeded", now
+    else:  # the controller resizes the cluster, then finishes the operation
+        row.provisioning_state = "Updating"
+    return row, op, False
 
 
 def delete(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> tuple[Compute, Operation] | None:

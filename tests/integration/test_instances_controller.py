@@ -10,6 +10,7 @@ import pytest
 from emulator.domain import images
 from emulator.domain.instance import LastOperation
 from emulator.services import computes, instances
+from tests import gate
 from tests.integration.lab import Lab, now
 
 NAME = "my-ci"
@@ -100,9 +101,12 @@ def test_an_instance_keeps_its_home_across_stop_and_start_and_goes_with_delete(l
 def test_jobs_run_on_the_instance_one_at_a_time_first_come_first_served(lab):
     create(lab)
     wait_state(lab, "Running")
-    lab.submit("on-ci-1", "echo first", compute=NAME)
+    lab.submit("on-ci-1", f"echo first; {gate.WAIT}", compute=NAME)
     lab.submit("on-ci-2", "echo second", compute=NAME)
-    lab.wait(lambda: record(lab)["state"] == "JobRunning", 120, "JobRunning")
+    lab.wait_status("on-ci-1", "Running")
+    lab.wait(lambda: record(lab)["state"] == "JobRunning", 30, "JobRunning")
+    assert lab.job("on-ci-2").status == "Queued"  # one slot: the second waits its turn
+    gate.release(lab.artifacts("on-ci-1") / "outputs")
     first, second = lab.wait_status("on-ci-1", "Completed"), lab.wait_status("on-ci-2", "Completed")
     assert first.started_at <= second.started_at and first.ended_at <= second.started_at  # one slot: in turn
     assert "first" in (lab.artifacts("on-ci-1") / "user_logs" / "std_log.txt").read_text()
