@@ -25,10 +25,10 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "computes", "locations", "vmSizes", "usages", "computeOperationsStatus", "listNodes", "metadata",
     "endpoints", "msi", "token", "Microsoft.Resources", "deployments", "operations", "codes", "environments",
     "versions", "startPendingUpload", "datastores", "listSecrets", "jobs", "cancel", "cancelStatus", "history",
-    "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris")}
+    "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris", "models")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
-              "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs"}
+              "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs", "models"}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01"}

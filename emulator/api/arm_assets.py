@@ -1,4 +1,4 @@
-"""ARM shapes of code and environment assets: versions and their containers."""
+"""ARM shapes of code, environment and model assets: versions and their containers."""
 
 from emulator.api.arm import system_data, workspace_id
 from emulator.domain import assets
@@ -11,6 +11,8 @@ def version(row: AssetVersion, workspace: Workspace) -> dict:
     props["provisioningState"] = "Succeeded"
     if row.kind == "environments":
         props["environmentType"] = "UserCreated"
+    if row.kind == "models":  # SDK 1.35 reads flavors.items() unguarded
+        props = {"flavors": {}, "stage": assets.DEFAULT_STAGE, **props}
     return {"id": f"{workspace_id(workspace)}/{row.kind}/{row.name}/versions/{row.version}", "name": row.version,
             "type": f"{PROVIDER}/workspaces/{row.kind}/versions",
             "systemData": system_data(row.created_at, row.modified_at), "properties": props}
@@ -24,5 +26,6 @@ def container(rows: list[AssetVersion], workspace: Workspace) -> dict:
             "systemData": system_data(first.created_at, latest.modified_at),
             "properties": {"latestVersion": latest.version,
                            "nextVersion": assets.next_version([r.version for r in rows]),
-                           "isArchived": False, "description": None, "tags": {}, "properties": {},
+                           "isArchived": assets.all_archived([r.body for r in rows]),
+                           "description": None, "tags": {}, "properties": {},
                            "provisioningState": "Succeeded"}}

@@ -1,4 +1,4 @@
-"""Versioned workspace assets (code, environments): names, body checks, list queries. Pure."""
+"""Versioned workspace assets (code, environments, models): names, body checks, list queries. Pure."""
 
 import re
 from dataclasses import dataclass
@@ -17,6 +17,12 @@ _VIEWS = {"activeonly": "ActiveOnly", "archivedonly": "ArchivedOnly", "all": "Al
 _ORDER = re.compile(r"^\s*createdtime(?:\s+(asc|desc))?\s*$", re.IGNORECASE)
 CODE_SPEC = ("codeUri",)
 ENVIRONMENT_SPEC = ("image", "build", "condaFile", "osType", "inferenceConfig")
+# What a model version is: its files and how they are read. Description, tags, stage, flavors may change.
+MODEL_SPEC = ("modelUri", "modelType")
+# The SDK's spellings, and the REST API's (CustomModel, MLFlowModel, TritonModel), compared without case or '_'.
+MODEL_TYPES = ("custom_model", "mlflow_model", "triton_model")
+DEFAULT_MODEL_TYPE = "custom_model"
+DEFAULT_STAGE = "Development"  # what Azure shows for a workspace model registered without a stage
 
 
 def name(value: str, target: str = "name") -> str:
@@ -112,6 +118,35 @@ def environment_version(body: object) -> dict:
             "inferenceConfig": payload.obj(props.get("inferenceConfig"), "properties.inferenceConfig") or None}
 
 
+def _model_type(value: object) -> str:
+    if value is None:
+        return DEFAULT_MODEL_TYPE
+    if not isinstance(value, str) or value.lower().replace("_", "") not in {t.replace("_", "") for t in MODEL_TYPES}:
+        raise ValidationFailed(f"properties.modelType must be one of {', '.join(MODEL_TYPES)}, got {value!r}.",
+                               target="properties.modelType")
+    return value
+
+
+def _flavors(value: object) -> dict:
+    """MLflow flavors, {name: {"data": {...}}}; the SDK reads every entry's `data`, so each must be an object."""
+    flavors = payload.obj(value, "properties.flavors")
+    for key, flavor in flavors.items():
+        target = f"properties.flavors.{key}"
+        payload.obj(payload.obj(flavor, target, required=True).get("data"), f"{target}.data")
+    return {key: {"data": flavor.get("data") or {}} for key, flavor in flavors.items()}
+
+
+def model_version(body: object) -> dict:
+    """modelUri as given: the service resolves a job's output to the datastore path it lives at. A missing
+    stage or jobName is left out rather than nulled, so a PUT without one (the SDK's archive drops stage)
+    keeps the stored one."""
+    props, common = _common(body)
+    optional = {key: payload.string(props.get(key), f"properties.{key}") for key in ("stage", "jobName")}
+    return {**common, "modelUri": payload.required_string(props.get("modelUri"), "properties.modelUri"),
+            "modelType": _model_type(props.get("modelType")), "flavors": _flavors(props.get("flavors")),
+            **{key: value for key, value in optional.items() if value is not None}}
+
+
 @dataclass(frozen=True)
 class ListQuery:
     newest_first: bool = True
@@ -134,6 +169,20 @@ def list_query(order_by: str | None, top: str | None, view: str | None) -> ListQ
                                target="listViewType")
     return ListQuery(newest_first, int(top) if top is not None else None,
                      _VIEWS[view.lower()] if view is not None else "ActiveOnly")
+
+
+def container_archived(body: object) -> bool:
+    """A container PUT (the SDK's archive or restore of every version): only isArchived is read."""
+    body = payload.obj(body, "body", required=True)
+    props = payload.obj(body.get("properties"), "properties", required=True)
+    if not isinstance(props.get("isArchived"), bool):
+        raise ValidationFailed("properties.isArchived must be true or false.", target="properties.isArchived")
+    return props["isArchived"]
+
+
+def all_archived(bodies: list[dict]) -> bool:
+    """A container is archived when every version is: archiving a container archives them all."""
+    return all(b.get("isArchived") for b in bodies)
 
 
 def next_version(versions: list[str]) -> str:

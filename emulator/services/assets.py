@@ -1,4 +1,5 @@
-"""Code and environment versions: store, read, list, dedupe by content hash, and start blob uploads."""
+"""Code, environment and model versions: store, read, list, dedupe by content hash, archive, and start blob
+uploads."""
 
 import uuid
 from datetime import datetime
@@ -6,16 +7,20 @@ from datetime import datetime
 from emulator.domain import assets, payload, storage
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
+from emulator.services import models
 from emulator.services.blobs import BlobStore
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, Workspace
 
-CODES, ENVIRONMENTS = "codes", "environments"
-_VALIDATORS = {CODES: assets.code_version, ENVIRONMENTS: assets.environment_version}
-_SPEC = {CODES: assets.CODE_SPEC, ENVIRONMENTS: assets.ENVIRONMENT_SPEC}
-_LABEL = {CODES: "Code", ENVIRONMENTS: "Environment"}
+CODES, ENVIRONMENTS, MODELS = "codes", "environments", "models"
+_VALIDATORS = {CODES: assets.code_version, ENVIRONMENTS: assets.environment_version, MODELS: assets.model_version}
+_SPEC = {CODES: assets.CODE_SPEC, ENVIRONMENTS: assets.ENVIRONMENT_SPEC, MODELS: assets.MODEL_SPEC}
+_LABEL = {CODES: "Code", ENVIRONMENTS: "Environment", MODELS: "Model"}
+# Checks that need the store (a model's job output, its datastore), after the pure ones.
+_RESOLVERS = {MODELS: models.resolve}
 PENDING_UPLOAD_TYPES = ("None", "TemporaryBlobReference")
+_ARCHIVED = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}  # by listViewType
 
 
 def get(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str) -> AssetVersion:
@@ -38,18 +43,30 @@ def container(repo: Repository, ref: WorkspaceRef, kind: str, name: str) -> list
     return rows
 
 
-def containers(repo: Repository, ref: WorkspaceRef, kind: str) -> dict[str, list[AssetVersion]]:
-    """Every named asset of a kind with its versions, oldest first."""
+def containers(repo: Repository, ref: WorkspaceRef, kind: str, view: str) -> dict[str, list[AssetVersion]]:
+    """Every named asset of a kind with its versions, oldest first, in the listViewType `view`."""
     grouped: dict[str, list[AssetVersion]] = {}
     for row in repo.asset_versions(ref.key, kind):
         grouped.setdefault(row.name.lower(), []).append(row)
-    return grouped
+    wanted = _ARCHIVED[view]
+    return {key: rows for key, rows in grouped.items() if assets.all_archived([r.body for r in rows]) in wanted}
+
+
+def set_archived(repo: Repository, ref: WorkspaceRef, kind: str, name: str, body: object,
+                 now: datetime) -> list[AssetVersion]:
+    """A container PUT, as the SDK's archive and restore of a whole asset send it: Azure archives (or restores)
+    every version. amlemu keeps no container apart from its versions, so there must be some."""
+    archived = assets.container_archived(body)
+    rows = container(repo, ref, kind, name)
+    for row in rows:
+        if bool(row.body.get("isArchived")) != archived:
+            row.body, row.modified_at = {**row.body, "isArchived": archived}, now
+    return rows
 
 
 def select(rows: list[AssetVersion], query: assets.ListQuery) -> list[AssetVersion]:
     """Apply a versions list query: archive view, creation order, $top."""
-    archived = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}[query.view]
-    chosen = [r for r in rows if bool(r.body.get("isArchived")) in archived]
+    chosen = [r for r in rows if bool(r.body.get("isArchived")) in _ARCHIVED[query.view]]
     if query.newest_first:
         chosen.reverse()
     return chosen[:query.top] if query.top is not None else chosen
@@ -74,6 +91,8 @@ def put(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str,
     assets.name(name)
     assets.version(version)
     spec = _VALIDATORS[kind](body)
+    if kind in _RESOLVERS:
+        spec = _RESOLVERS[kind](repo, ref, spec)
     key = (ref.child_id(kind, name) + f"/versions/{version}").lower()
     row = repo.asset_version(key)
     if row is not None:

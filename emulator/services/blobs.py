@@ -93,6 +93,10 @@ class BlobStore:
 
     # blob properties
     def props(self, account: str, container: str, name: str) -> BlobProps:
+        if name.endswith("/"):
+            # Valid in Azure, but no file here can have such a name: it never exists. The SDK asks for
+            # "<model path>/" to tell a folder model from a file one (models.download) and wants a 404.
+            raise NotFound(f"The specified blob '{name}' does not exist.", target="blob", code="BlobNotFound")
         path = self.blob_path(account, container, name)
         if not path.is_file():
             raise NotFound(f"The specified blob '{name}' does not exist.", target="blob", code="BlobNotFound")

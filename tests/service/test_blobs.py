@@ -189,3 +189,11 @@ def test_blob_names_keep_their_case(client, container, settings):
 def test_only_block_blobs(client, container):
     response = container.put("a.txt", b"x", **{"x-ms-blob-type": "PageBlob"})
     storage_error(response, 400, "InvalidHeaderValue")
+
+
+def test_a_folder_like_name_is_simply_not_found(client, container):
+    # models.download asks for "<path>/" to tell a folder model from a file one: Azure answers 404.
+    assert container.put("dir/model.pkl", b"x").status_code == 201
+    storage_error(client.head(container.url("dir/model.pkl/")), 404, "BlobNotFound")
+    storage_error(client.head(container.url("dir/")), 404, "BlobNotFound")
+    storage_error(client.get(container.url("dir/")), 404, "BlobNotFound")

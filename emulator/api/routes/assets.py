@@ -1,5 +1,6 @@
-"""ARM code and environment assets: containers, versions, hash lookup, startPendingUpload."""
+"""ARM code, environment and model assets: containers (archive), versions, hash lookup, startPendingUpload."""
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query
@@ -8,7 +9,9 @@ from fastapi.responses import JSONResponse
 from emulator.api import arm_assets
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain import assets as rules
-from emulator.services import assets, workspaces
+from emulator.services import assets, models, workspaces
+from emulator.store.repositories import Repository
+from emulator.store.tables import AssetVersion
 
 router = APIRouter(dependencies=[Depends(authorized)])
 OrderBy = Annotated[str | None, Query(alias="$orderBy")]
@@ -21,10 +24,11 @@ def _register(kind: str) -> None:
     named = collection + "/{name}"
 
     @router.get(collection, name=f"list_{kind}")
-    def list_containers(ctx: Ctx, ws: Ws) -> dict:
+    def list_containers(ctx: Ctx, ws: Ws, view: View = None) -> dict:
+        query = rules.list_query(None, None, view)
         with ctx.store.transaction() as repo:
             workspace = workspaces.get(repo, ws)
-            grouped = assets.containers(repo, ws, kind)
+            grouped = assets.containers(repo, ws, kind, query.view)
             return {"value": [arm_assets.container(rows, workspace) for rows in grouped.values()], "nextLink": None}
 
     @router.get(named, name=f"get_{kind}_container")
@@ -32,6 +36,13 @@ def _register(kind: str) -> None:
         with ctx.store.transaction() as repo:
             workspace = workspaces.get(repo, ws)
             return arm_assets.container(assets.container(repo, ws, kind, name), workspace)
+
+    @router.put(named, name=f"put_{kind}_container")
+    def put_container(ctx: Ctx, ws: Ws, name: str, body: Annotated[dict[str, Any], Body()]) -> dict:
+        """The SDK's archive/restore of a whole asset: its container, read back with isArchived changed."""
+        with ctx.store.transaction() as repo:
+            workspace = workspaces.get(repo, ws)
+            return arm_assets.container(assets.set_archived(repo, ws, kind, name, body, ctx.clock()), workspace)
 
     @router.get(named + "/versions/{version}", name=f"get_{kind}_version")
     def get_version(ctx: Ctx, ws: Ws, name: str, version: str) -> dict:
@@ -48,11 +59,19 @@ def _register(kind: str) -> None:
             return JSONResponse(arm_assets.version(row, workspace), status_code=201 if created else 200)
 
 
-for _kind in (assets.CODES, assets.ENVIRONMENTS):
+for _kind in (assets.CODES, assets.ENVIRONMENTS, assets.MODELS):
     _register(_kind)
 
 CODE = f"{WS_PATH}/codes/{{name}}"
 ENVIRONMENT = f"{WS_PATH}/environments/{{name}}"
+MODEL = f"{WS_PATH}/models/{{name}}"
+
+
+def _page(ctx: Ctx, ws: Ws, query: rules.ListQuery, rows_of: Callable[[Repository], list[AssetVersion]]) -> dict:
+    with ctx.store.transaction() as repo:
+        workspace = workspaces.get(repo, ws)
+        rows = assets.select(rows_of(repo), query)
+        return {"value": [arm_assets.version(r, workspace) for r in rows], "nextLink": None}
 
 
 @router.get(CODE + "/versions")
@@ -60,21 +79,23 @@ def list_code_versions(ctx: Ctx, ws: Ws, name: str, order_by: OrderBy = None, to
                        hash: str | None = None, hashVersion: str | None = None) -> dict:
     """With `hash`, the SDK's dedupe lookup: matches across every code asset, whatever `name` says."""
     query = rules.list_query(order_by, top, view)
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        rows = assets.find_by_hash(repo, ws, assets.CODES, hash, hashVersion) if hash is not None \
-            else assets.versions(repo, ws, assets.CODES, name)
-        return {"value": [arm_assets.version(r, workspace) for r in assets.select(rows, query)], "nextLink": None}
+    return _page(ctx, ws, query, lambda repo: assets.find_by_hash(repo, ws, assets.CODES, hash, hashVersion)
+                 if hash is not None else assets.versions(repo, ws, assets.CODES, name))
 
 
 @router.get(ENVIRONMENT + "/versions")
 def list_environment_versions(ctx: Ctx, ws: Ws, name: str, order_by: OrderBy = None, top: Top = None,
                               view: View = None) -> dict:
     query = rules.list_query(order_by, top, view)
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        rows = assets.versions(repo, ws, assets.ENVIRONMENTS, name)
-        return {"value": [arm_assets.version(r, workspace) for r in assets.select(rows, query)], "nextLink": None}
+    return _page(ctx, ws, query, lambda repo: assets.versions(repo, ws, assets.ENVIRONMENTS, name))
+
+
+@router.get(MODEL + "/versions")
+def list_model_versions(ctx: Ctx, ws: Ws, name: str, order_by: OrderBy = None, top: Top = None, view: View = None,
+                        stage: str | None = None) -> dict:
+    """`stage`: models.list(name, stage=...) filters on it (case-insensitively, as Azure)."""
+    query = rules.list_query(order_by, top, view)
+    return _page(ctx, ws, query, lambda repo: models.in_stage(assets.versions(repo, ws, assets.MODELS, name), stage))
 
 
 @router.post(CODE + "/versions/{version}/startPendingUpload")
