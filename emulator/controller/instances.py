@@ -168,9 +168,10 @@ class InstanceReconciler:
     def _follow_schedules(self, row: Compute, now: datetime) -> None:
         """Start or stop as the instance's enabled schedules say, once per firing (the latest wins)."""
         spec = instances.parse_spec(row.body["properties"]["properties"])
-        since = datetime.fromisoformat(row.instance.get("schedulesAt") or now.isoformat())
-        fired = schedules.due(list(spec.schedules), since, now)
-        row.instance = {**row.instance, "schedulesAt": now.isoformat()}
+        calendar = schedules.emulated(now, row.created_at, self.settings.time_scale)  # schedulesAt is on it too
+        since = datetime.fromisoformat(row.instance.get("schedulesAt") or calendar.isoformat())
+        fired = schedules.due(list(spec.schedules), since, calendar)
+        row.instance = {**row.instance, "schedulesAt": calendar.isoformat()}
         if fired and instances.state_of(row) != InstanceState.DELETING:
             action = fired[-1]
             if instances.ask(row, action, Trigger.SCHEDULE, now):

@@ -1,8 +1,9 @@
 """Compute-instance start/stop schedules: Azure's `schedules.computeStartStop` (Cron or Recurrence, a time zone),
 validated, echoed back normalised, and asked which fired in a stretch of time.
 
-Schedules name clock times ("stop at 18:00 in Pacific time"), so they act on the wall clock: the time scale,
-which compresses platform timers (notices, idle limits), does not move a calendar. Pure: `now` comes in.
+Schedules name clock times ("stop at 18:00 in Pacific time"). At time scale 1 they follow the wall clock; a
+smaller time scale runs their calendar faster from the instance's creation (`emulated`), so that a test or a
+demo sees the evening's stop and the morning's start within minutes. Pure: `now` comes in.
 """
 
 import hashlib
@@ -139,6 +140,12 @@ def parse(raw: object) -> list[StartStop]:
         raise ValidationFailed(f"{TARGET} has {len(raw)} schedules; a compute instance takes at most "
                                f"{MAX_SCHEDULES}.", target=TARGET)
     return [_one(item, i) for i, item in enumerate(raw)]
+
+
+def emulated(now: datetime, anchor: datetime, time_scale: float) -> datetime:
+    """The schedules' calendar: the wall clock at time scale 1, else 1/time_scale times as fast from `anchor`
+    (at 0.01 a day passes in 14.4 minutes)."""
+    return anchor + (now - anchor) / time_scale
 
 
 def due(schedules: list[StartStop], since: datetime, now: datetime) -> list[str]:

@@ -132,9 +132,15 @@ def test_an_idle_instance_shuts_down_but_not_while_a_terminal_is_open(lab):
     assert (operation.name, operation.status, operation.trigger.value) == ("Stop", "Succeeded", "IdleShutdown")
 
 
-def test_a_schedule_stops_the_instance(lab):
-    create(lab, schedules={"computeStartStop": [{"status": "Enabled", "action": "Stop", "triggerType": "Cron",
-                                                 "cron": {"expression": "* * * * *", "timeZone": "UTC"}}]})
-    wait_state(lab, "Running")
-    stopped = wait_state(lab, "Stopped", 120)  # at the next minute
+def test_schedules_stop_and_start_the_instance_on_the_compressed_calendar(lab):
+    """Stop on the hour, start at half past: at the time scale of 0.01 an hour passes in 36 s."""
+    create(lab, schedules={"computeStartStop": [
+        {"status": "Enabled", "action": "Stop", "triggerType": "Cron",
+         "cron": {"expression": "0 * * * *", "timeZone": "Pacific Standard Time"}},
+        {"status": "Enabled", "action": "Start", "triggerType": "Cron",
+         "cron": {"expression": "30 * * * *", "timeZone": "Pacific Standard Time"}}]})
+    stopped = wait_state(lab, "Stopped", 120)
     assert LastOperation.from_row(stopped["lastOperation"]).trigger.value == "Schedule"
+    started = lab.wait(lambda: (r := record(lab))["state"] == "Running" and
+                       LastOperation.from_row(r["lastOperation"]).name == "Start" and r, 120, "the scheduled start")
+    assert LastOperation.from_row(started["lastOperation"]).trigger.value == "Schedule"

@@ -74,3 +74,11 @@ def test_nothing_fires_before_the_start_time():
     (stop,) = schedules.parse([cron("0 * * * *", startTime="2026-11-23T12:00:00")])
     since = datetime(2026, 11, 23, 9, 30, tzinfo=UTC)
     assert schedules.due([stop], since, since + timedelta(hours=4)) == ["Stop"]  # 10, 11, 12 come before: 13:00 only
+
+
+def test_the_calendar_is_the_wall_clock_at_scale_one_and_faster_below_it():
+    anchor = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+    later = anchor + timedelta(seconds=36)
+    assert schedules.emulated(later, anchor, 1.0) == later
+    assert schedules.emulated(later, anchor, 0.01) == anchor + timedelta(hours=1)
+    assert schedules.emulated(anchor, anchor, 0.01) == anchor
