@@ -246,7 +246,14 @@ class InstanceReconciler:
             name=f"amlemu-{self.settings.stack}-instance-{row.name}-{row.instance['generation']}",
             image=self.settings.instance_image, command=[], labels=self._labels(row, "instance"), env=env,
             cpus=cpus, memory_bytes=memory, network="bridge", volumes={home_volume(self.settings, row): HOME},
-            ports=(instances.JUPYTER_PORT, instances.SSH_PORT), drop_capabilities=True)
+            ports=self._ports(row), drop_capabilities=True)
+
+    @staticmethod
+    def _ports(row: Compute) -> dict[int, int | None]:
+        """Jupyter's and sshd's ports, on the host ports they had before when free: an instance's URLs and SSH
+        port stay the same across stop, start and restart."""
+        before = row.instance.get("ports") or {}
+        return {port: before.get(str(port)) for port in (instances.JUPYTER_PORT, instances.SSH_PORT)}
 
     def _agent_spec(self, row: Compute, node_id: str) -> ContainerSpec:
         cluster_spec = computes.spec_of(row)

@@ -26,7 +26,9 @@ class ContainerSpec:
     entrypoint: list[str] | None = None  # None: the image's own
     working_dir: str | None = None
     volumes: dict[str, str] = field(default_factory=dict)  # named volume -> container path
-    ports: tuple[int, ...] = ()  # container ports published on 127.0.0.1, each on a port the engine picks
+    # Container ports published on 127.0.0.1 -> the host port wanted (kept across restarts), or None: the engine
+    # picks one, as it also does when the wanted one is taken.
+    ports: dict[int, int | None] = field(default_factory=dict)
     drop_capabilities: bool = False  # no Linux capabilities at all (a workstation that runs no root process)
 
 

@@ -1,6 +1,7 @@
 """DockerRuntime: the only module that talks to the Docker engine."""
 
 import os
+from dataclasses import replace
 from collections.abc import Iterator, Sequence
 
 import docker
@@ -40,8 +41,9 @@ class DockerRuntime:
                         running=state.get("Running", False), exit_code=state.get("ExitCode"),
                         oom_killed=state.get("OOMKilled", False), ip=ip, ports=ports)
 
-    def run(self, spec: ContainerSpec) -> Observed:
-        kwargs = {}
+    def _options(self, spec: ContainerSpec) -> dict:
+        """The engine's run options for the limits, network, ports and hardening `spec` asks for."""
+        kwargs: dict = {}
         if spec.cpus:
             # The engine refuses more CPUs than the host has; a "VM" bigger than the host gets all of it.
             kwargs["nano_cpus"] = int(min(spec.cpus, self.host_cpus) * 1e9)
@@ -52,11 +54,15 @@ class DockerRuntime:
         else:
             kwargs["network"] = spec.network
         if spec.ports:  # loopback only: nothing of the emulator listens on the host's other addresses
-            kwargs["ports"] = {f"{port}/tcp": ("127.0.0.1", None) for port in spec.ports}
+            kwargs["ports"] = {f"{port}/tcp": ("127.0.0.1", host) for port, host in spec.ports.items()}
         if spec.drop_capabilities:
             kwargs["cap_drop"] = ["ALL"]
         if spec.gpus:
             kwargs["device_requests"] = [docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])]
+        return kwargs
+
+    def run(self, spec: ContainerSpec) -> Observed:
+        kwargs = self._options(spec)
         try:
             self.client.images.get(spec.image)  # local images only: never let containers.run() try a pull
             volumes = {host: {"bind": path, "mode": "ro" if path in spec.read_only else "rw"}
@@ -73,7 +79,12 @@ class DockerRuntime:
                 self.client.networks.get(network).connect(container)
             container.reload()
             return self._observe(container)
-        except (APIError, DockerException) as exc:
+        except APIError as exc:
+            if any(spec.ports.values()) and "already allocated" in str(exc):  # a wanted host port is taken
+                self.remove(spec.name)  # created, not started
+                return self.run(replace(spec, ports=dict.fromkeys(spec.ports)))
+            raise _translate(exc) from exc
+        except DockerException as exc:
             raise _translate(exc) from exc
 
     def list(self, labels: dict[str, str]) -> list[Observed]:

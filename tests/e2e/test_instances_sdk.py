@@ -65,6 +65,7 @@ def test_an_instance_is_a_workstation_whose_home_survives_stop_start_and_restart
     ml_client.compute.begin_start(NAME).result()
     started = ml_client.compute.get(NAME)
     assert started.state == "Running" and _operation(started) == ("Start", "Succeeded", "User")
+    assert _jupyter(started)[0] == base  # the same URL as before the stop
     base, auth = _jupyter(started)
     read = httpx.get(f"{base}/api/contents/notes.txt", headers=auth)
     assert read.status_code == 200 and read.json()["content"] == NOTE

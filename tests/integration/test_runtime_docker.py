@@ -199,3 +199,17 @@ def test_missing_image_is_a_validation_error_with_a_build_hint(runtime, stack):
                          command=SLEEP, labels={"amlemu.stack": stack})
     with pytest.raises(ValidationFailed, match="make up"):
         runtime.run(spec)
+
+
+def test_published_ports_are_on_loopback_on_the_wanted_host_port_or_one_the_engine_picks(probe, docker_network,
+                                                                                           runtime, stack):
+    first = probe(network=docker_network, ports={6379: None})
+    host_port = first.ports[6379]
+    assert host_port and inspect(runtime.client, first.id)["HostConfig"]["PortBindings"]["6379/tcp"][0]["HostIp"] \
+        == "127.0.0.1"
+    taken = probe(network=docker_network, ports={6379: host_port})  # held by `first`: another port, no error
+    assert taken.running and taken.ports[6379] not in (None, host_port)
+    assert len([c for c in runtime.list({"amlemu.stack": stack}) if c.ports.get(6379)]) == 2  # no half-made one
+    runtime.remove(first.id)
+    wanted = probe(network=docker_network, ports={6379: host_port})  # free again: the same port as before
+    assert wanted.ports[6379] == host_port
