@@ -41,7 +41,7 @@ from emulator.store.db import Store  # noqa: E402
 from tests.integration.lab import Lab  # noqa: E402
 
 REDIS_IMAGE = "amlemu/redis:latest"
-NODE_IMAGE = "amlemu/emulator:latest"
+NODE_IMAGE = os.environ.get("AMLEMU_IMAGE", "amlemu/emulator:latest")  # as `amlemu build` tags it
 HERE = Path(__file__).parent
 
 

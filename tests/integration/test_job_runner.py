@@ -6,9 +6,10 @@ import pytest
 
 from emulator.runtime.base import ContainerSpec
 from emulator.workers import job_runner
+from tests.integration.conftest import NODE_IMAGE
 
 pytestmark = pytest.mark.docker
-IMAGE = "amlemu/emulator:latest"
+IMAGE = NODE_IMAGE
 
 
 def _spec(command: str, stack: str, memory_bytes: int | None = None) -> ContainerSpec:
