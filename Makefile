@@ -54,3 +54,9 @@ bench: venv compose
 .PHONY: bench-storm
 bench-storm: venv compose
 	$(BIN)/python -m bench.storm
+
+# Online endpoint scoring: latency (p50, p99) and throughput through the scoring URL against the model container
+# directly, in one run on a stack of its own (about 2 minutes).
+.PHONY: bench-scoring
+bench-scoring: venv compose
+	$(BIN)/python -m bench.scoring

@@ -82,7 +82,8 @@ def _free_port() -> int:
 def own_stack(logs: Path):
     suffix = uuid.uuid4().hex[:6]
     home = Path(tempfile.mkdtemp(prefix="amlemu-bench-home-"))
-    env = {"AMLEMU_HOME": str(home), "AMLEMU_PORT": str(_free_port()), "AMLEMU_PROJECT": f"amlemu-bench-{suffix}",
+    env = {"AMLEMU_HOME": str(home), "AMLEMU_PORT": str(_free_port()), "AMLEMU_SCORING_PORT": str(_free_port()),
+           "AMLEMU_PROJECT": f"amlemu-bench-{suffix}",
            "AMLEMU_STACK": f"bench-{suffix}", "AMLEMU_NETWORK": f"amlemu-bench-{suffix}",
            "AMLEMU_TIME_SCALE": "1.0", "AMLEMU_PROVISIONING_DELAY_SECONDS": "0"}
     os.environ.update(env)
@@ -99,7 +100,7 @@ def own_stack(logs: Path):
         logs.mkdir(parents=True, exist_ok=True)
         (logs / "stack.log").write_text(stack.compose("logs", "-t", "--no-color", capture=True).stdout)
         stack.compose("stop", "controller", capture=True)
-        for role in ("node", "job", "sandbox", "instance", "agent"):
+        for role in ("node", "job", "sandbox", "instance", "agent", "model-server"):
             for container in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role}):
                 if role == "node":
                     (logs / f"{container.name}.log").write_bytes(runtime.client.api.logs(container.id, timestamps=True))

@@ -6,7 +6,7 @@ import sys
 
 from emulator.settings import Settings
 
-USAGE = "usage: python -m emulator api|controller|node"
+USAGE = "usage: python -m emulator api|controller|node|scoring"
 
 
 def _api(settings: Settings) -> None:
@@ -42,6 +42,17 @@ def _controller(settings: Settings) -> None:
     run(settings)
 
 
+def _scoring(settings: Settings) -> None:
+    """The scoring router of online endpoints: plain HTTP on its own port, as Azure's scoring URLs are HTTPS
+    of their own (no management token involved)."""
+    import uvicorn
+
+    from emulator.scoring.app import create_router
+
+    uvicorn.run(create_router(settings), host=settings.listen_host, port=settings.scoring_listen_port,
+                log_level="warning", access_log=False, loop="uvloop", http="httptools")
+
+
 def _node(settings: Settings) -> None:
     from emulator.workers.node import run
 
@@ -50,7 +61,7 @@ def _node(settings: Settings) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"api": _api, "controller": _controller, "node": _node}
+    commands = {"api": _api, "controller": _controller, "node": _node, "scoring": _scoring}
     if len(argv) != 1 or argv[0] not in commands:
         sys.exit(USAGE)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

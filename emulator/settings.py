@@ -57,6 +57,10 @@ class Settings(BaseSettings):
     signal_on_notice: bool = True
     # Distinguishes containers of one emulator stack from another's (tests run several).
     stack: str = "amlemu"
+    # Online endpoints: the scoring router's port on 127.0.0.1 (scoring URLs name it) and inside its container.
+    scoring_port: int = 8444
+    scoring_listen_port: int = 8444
+    scoring_refresh_seconds: float = Field(0.25, gt=0)  # how often the router rereads keys, traffic, instances
 
     @property
     def db_url(self) -> str:
@@ -65,6 +69,20 @@ class Settings(BaseSettings):
     @property
     def jobs_network(self) -> str:
         return f"{self.docker_network}-jobs"
+
+    @property
+    def scoring_network(self) -> str:
+        """Model servers and the scoring router: no route to redis or the api."""
+        return f"{self.docker_network}-scoring"
+
+    @property
+    def routes_changed(self) -> Path:
+        """Touched by the api on every change of keys, traffic or deployments: the router rereads before routing."""
+        return self.data_dir / "routes.changed"
+
+    @property
+    def scoring_url(self) -> str:
+        return f"http://127.0.0.1:{self.scoring_port}"
 
     @property
     def host_dir(self) -> Path:

@@ -12,7 +12,7 @@ from emulator import tokens
 from emulator.api import errors
 from emulator.api.deps import Context
 from emulator.api.routes import (assets, blobs, computes, datastores, deployments, emulator, history, identity, jobs,
-                                 locations, workspaces)
+                                 locations, online_endpoints, workspaces)
 from emulator.services import workspaces as workspace_service
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -25,10 +25,12 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "computes", "locations", "vmSizes", "usages", "computeOperationsStatus", "listNodes", "metadata",
     "endpoints", "msi", "token", "Microsoft.Resources", "deployments", "operations", "codes", "environments",
     "versions", "startPendingUpload", "datastores", "listSecrets", "jobs", "cancel", "cancelStatus", "history",
-    "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris", "models")}
+    "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris",
+    "onlineEndpoints", "listKeys", "regenerateKeys", "getLogs", "models")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
-              "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs", "models"}
+              "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs",
+              "onlineendpoints", "models"}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01"}
@@ -88,7 +90,8 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
                   description="Azure Machine Learning REST API, served locally.")
     app.state.context = Context(settings=settings, store=store, secret=secret, wake=wake)
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
-                   assets.router, blobs.router, datastores.router, jobs.router, history.router, emulator.router):
+                   assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
+                   emulator.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

@@ -20,3 +20,11 @@ def accepted(content: dict | None, status: int, url: str, location_header: bool 
     if content is None:
         return Response(status_code=status, headers=headers)
     return JSONResponse(content, status_code=status, headers=headers)
+
+
+def started(settings: Settings, subscription: str, location: str, op: Operation | None) -> Response:
+    """An action's answer without a body: 202 with the operation to poll, or 204 when nothing was started (a
+    DELETE of what is not there)."""
+    if op is None:
+        return Response(status_code=204)
+    return accepted(None, 202, status_url(settings, subscription, location, op), location_header=True)

@@ -67,6 +67,10 @@ def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the imag
             console.print("[red]the control plane did not become healthy within 120 s[/]; "
                           f"see `docker compose -p {stack.project} logs api`")
             raise typer.Exit(1)
+        if not stack.wait_healthy(timeout=60, check=stack.scoring_healthy):
+            console.print(f"[red]the scoring router did not answer on {stack.scoring_url} within 60 s[/]; "
+                          f"see `docker compose -p {stack.project} logs scoring`")
+            raise typer.Exit(1)
     console.print(f"[green]amlemu is up[/] at {stack.url}\n"
                   "Connect the azure-ai-ml SDK with:  [bold]eval \"$(.venv/bin/amlemu env)\"[/]")
 
@@ -79,9 +83,9 @@ def down() -> None:
     stack = Stack.from_env()
     runtime = DockerRuntime()
     stack.compose("stop", "controller")  # first, so that no node starts while they are removed
-    containers = [c for role in ("node", "job", "sandbox", "instance", "agent")
+    containers = [c for role in ("node", "job", "sandbox", "instance", "agent", "model-server")
                   for c in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role})]
-    with console.status(f"[bold]removing {len(containers)} node, job and sandbox container(s)[/]"):
+    with console.status(f"[bold]removing {len(containers)} node, job, sandbox and model-server container(s)[/]"):
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
     stack.compose("down")
@@ -111,7 +115,9 @@ def status() -> None:
                   "min..max")
     rg = f"/subscriptions/{stack.subscription}/resourceGroups/{stack.resource_group}"
     labs: list[tuple[str, str]] = []
+    serving: list[str] = []
     for ws in client.get(f"{rg}/providers/Microsoft.MachineLearningServices/workspaces").json()["value"]:
+        serving += _endpoint_lines(client, ws["id"])
         computes = client.get(f"{ws['id']}/computes").json()["value"]
         for c in computes or [None]:
             if c is None:
@@ -134,6 +140,21 @@ def status() -> None:
     Console().print(table)
     for name, url in labs:
         Console().print(f"{name}: JupyterLab at {url}  (terminal: amlemu instance shell {name})")
+    for line in serving:
+        Console().print(line)
+
+
+def _endpoint_lines(client, workspace_id: str) -> list[str]:
+    """Each online endpoint: its scoring URL and traffic, then its deployments' states and sizes."""
+    lines = []
+    for endpoint in client.get(f"{workspace_id}/onlineEndpoints").json()["value"]:
+        props = endpoint["properties"]
+        lines.append(f"endpoint {endpoint['name']} ({props['authMode']}, {props['provisioningState']}): "
+                     f"{props['scoringUri']}  traffic {props['traffic'] or 'none'}")
+        for d in client.get(f"{endpoint['id']}/deployments").json()["value"]:
+            lines.append(f"  deployment {d['name']}: {d['properties']['provisioningState']}, "
+                         f"{d['sku']['capacity']} × {d['properties']['instanceType']}")
+    return lines
 
 
 def _running_client(stack: Stack):

@@ -26,6 +26,7 @@ class Stack:
     home: Path
     port: int
     project: str
+    scoring_port: int = 8444  # online endpoints' scoring URLs, plain HTTP on 127.0.0.1
     label: str = "amlemu"  # the amlemu.stack label on every container of this stack
     network: str = "amlemu"  # the compose network; job containers get <network>-jobs
     subscription: str = DEFAULT_SUBSCRIPTION
@@ -36,6 +37,7 @@ class Stack:
     def from_env(cls) -> "Stack":
         home = Path(os.environ.get("AMLEMU_HOME") or ROOT / ".amlemu").resolve()
         return cls(home=home, port=int(os.environ.get("AMLEMU_PORT", "8443")),
+                   scoring_port=int(os.environ.get("AMLEMU_SCORING_PORT", "8444")),
                    project=os.environ.get("AMLEMU_PROJECT", "amlemu"), label=os.environ.get("AMLEMU_STACK", "amlemu"),
                    network=os.environ.get("AMLEMU_NETWORK", "amlemu"))
 
@@ -54,7 +56,8 @@ class Stack:
 
     def compose_env(self) -> dict[str, str]:
         env = {**os.environ, "AMLEMU_HOME": str(self.home), "AMLEMU_HOST_DATA_DIR": str(self.home),
-               "AMLEMU_PORT": str(self.port), "AMLEMU_PROJECT": self.project, "AMLEMU_STACK": self.label,
+               "AMLEMU_PORT": str(self.port), "AMLEMU_SCORING_PORT": str(self.scoring_port),
+               "AMLEMU_PROJECT": self.project, "AMLEMU_STACK": self.label,
                "AMLEMU_UID": str(os.getuid()), "AMLEMU_GID": str(os.getgid())}
         sock = Path("/var/run/docker.sock")
         if sock.exists():
@@ -74,10 +77,23 @@ class Stack:
         except httpx.HTTPError:
             return False
 
-    def wait_healthy(self, timeout: float) -> bool:
+    @property
+    def scoring_url(self) -> str:
+        return f"http://127.0.0.1:{self.scoring_port}"
+
+    def scoring_healthy(self) -> bool:
+        """The scoring router of online endpoints answers (it starts after the api)."""
+        try:
+            return httpx.get(f"{self.scoring_url}/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def wait_healthy(self, timeout: float, check=None) -> bool:
+        """Until the control plane (or what `check` checks) answers, at most `timeout` seconds."""
+        check = check or self.healthy
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.healthy():
+            if check():
                 return True
             time.sleep(0.5)
         return False

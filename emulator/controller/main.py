@@ -17,6 +17,7 @@ import redis
 
 from emulator.controller.clusters import ClusterReconciler
 from emulator.controller.effects import Effects, apply_jobs
+from emulator.controller.endpoints import EndpointReconciler
 from emulator.controller.instances import InstanceReconciler
 from emulator.controller.jobs import JobReconciler, JobScheduler
 from emulator.controller.preemption import Preemptions
@@ -26,6 +27,7 @@ from emulator.runtime.base import Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
 from emulator.services.environments import EnvironmentResolver
+from emulator.services.serving import ServingImages
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.workers import protocol
@@ -51,11 +53,14 @@ class Controller:
         self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch,
                                           self.preemptions)
         self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch)
+        self.endpoints = EndpointReconciler(settings, store, runtime, clock,
+                                            ServingImages(resolver, resolver.engine).prepare)
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""
         self.stager.pool.shutdown(wait=True)
         self.sandboxes.workers.shutdown(wait=True)
+        self.endpoints.close()
 
     def _dispatch(self, effects: Effects) -> None:
         apply_jobs(effects, self.runtime, self.broker, self.celery, self.settings.stack)
@@ -77,13 +82,15 @@ class Controller:
             self.jobs.tick(repo, self.clock(), effects)
         self._dispatch(effects)
         containers = self.runtime.list({"amlemu.stack": self.settings.stack})  # one engine call per pass
-        by_role: dict[str, list[Observed]] = {"node": [], "job": [], "sandbox": [], "instance": [], "agent": []}
+        by_role: dict[str, list[Observed]] = {"node": [], "job": [], "sandbox": [], "instance": [], "agent": [],
+                                              "model-server": []}
         for container in containers:
             by_role.get(container.labels.get("amlemu.role", ""), []).append(container)
         self.clusters.tick(by_role["node"])
         self.instances.tick(by_role["instance"] + by_role["agent"])
         self._sweep(by_role["job"])
         self.sandboxes.tick(by_role["sandbox"], by_role["job"])
+        self.endpoints.tick(by_role["model-server"])
 
     def _sweep(self, containers: list[Observed]) -> None:
         """Job containers of no current attempt (cancelled, requeued, ended) go."""

@@ -27,7 +27,8 @@ def _sqlite_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # A read-only snapshot (Store.reading) takes no lock: it must never wait for, nor hold up, a writer.
+        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get("read_only") else "BEGIN IMMEDIATE")
 
     return engine
 
@@ -62,6 +63,15 @@ class Store:
                 yield Repository(session)
         finally:
             session.close()
+
+    @contextmanager
+    def reading(self) -> Iterator[Repository]:
+        """A read-only snapshot, for readers that poll often (the scoring router): no write lock taken."""
+        session = Session(self.engine.execution_options(read_only=True))
+        try:
+            yield Repository(session)
+        finally:
+            session.close()  # rolls the snapshot back: nothing was written
 
     def close(self) -> None:
         self.engine.dispose()

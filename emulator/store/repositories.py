@@ -3,7 +3,8 @@
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from emulator.store.tables import AssetVersion, Compute, Job, Node, Operation, Workspace
+from emulator.store.tables import (AssetVersion, Compute, Job, Node, OnlineDeployment, OnlineEndpoint, Operation,
+                                   Workspace)
 
 
 class Repository:
@@ -98,3 +99,26 @@ class Repository:
         if compute_key is not None:
             query = query.where(Job.compute_key == compute_key.lower())
         return list(self.session.scalars(query.order_by(Job.queued_at, Job.created_at, Job.key)))
+
+    # online endpoints and their deployments
+    def online_endpoint(self, key: str) -> OnlineEndpoint | None:
+        return self.session.get(OnlineEndpoint, key.lower())
+
+    def online_endpoint_named(self, name: str) -> OnlineEndpoint | None:
+        query = select(OnlineEndpoint).where(func.lower(OnlineEndpoint.name) == name.lower())
+        return self.session.scalars(query).first()
+
+    def online_endpoints(self, workspace_key: str | None = None) -> list[OnlineEndpoint]:
+        query = select(OnlineEndpoint).order_by(OnlineEndpoint.created_at)
+        if workspace_key is not None:
+            query = query.where(OnlineEndpoint.workspace_key == workspace_key.lower())
+        return list(self.session.scalars(query))
+
+    def online_deployment(self, key: str) -> OnlineDeployment | None:
+        return self.session.get(OnlineDeployment, key.lower())
+
+    def online_deployments(self, endpoint_key: str | None = None) -> list[OnlineDeployment]:
+        query = select(OnlineDeployment).order_by(OnlineDeployment.created_at)
+        if endpoint_key is not None:
+            query = query.where(OnlineDeployment.endpoint_key == endpoint_key.lower())
+        return list(self.session.scalars(query))

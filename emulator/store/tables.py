@@ -126,3 +126,34 @@ class Job(Base):
     ranks: Mapped[dict] = mapped_column(JSON, default=dict)  # rank -> node, state, exit code of this attempt
     error: Mapped[dict | None] = mapped_column(JSON, default=None)
     history: Mapped[list] = mapped_column(JSON, default=list)  # status changes, for RunHistory
+
+
+class OnlineEndpoint(Base):
+    """A managed online endpoint: its keys and traffic, read by the scoring router."""
+    __tablename__ = "online_endpoints"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    name: Mapped[str] = mapped_column(String, unique=True)  # scoring URLs name endpoints alone, as Azure's do
+    location: Mapped[str]
+    body: Mapped[dict]  # the PUT body, validated (authMode, traffic and mirrorTraffic included)
+    keys: Mapped[dict]  # {"primaryKey", "secondaryKey"}
+    provisioning_state: Mapped[str]
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]
+
+
+class OnlineDeployment(Base):
+    """A deployment of an endpoint. `generation` rises when an update needs new containers (a rolling
+    replacement); `instances` is written by the controller only: what runs and which are ready."""
+    __tablename__ = "online_deployments"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    endpoint_key: Mapped[str] = mapped_column(ForeignKey("online_endpoints.key", ondelete="CASCADE"), index=True)
+    name: Mapped[str]
+    body: Mapped[dict]  # the PUT body, validated, with Azure's defaults
+    provisioning_state: Mapped[str]
+    error: Mapped[dict | None] = mapped_column(JSON, default=None)
+    generation: Mapped[int] = mapped_column(Integer, default=1)
+    image: Mapped[str | None] = mapped_column(default=None)  # the serving image of this generation, once built
+    instances: Mapped[list] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]

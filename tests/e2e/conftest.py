@@ -20,6 +20,7 @@ def _free_port() -> int:
 def stack(tmp_path_factory) -> Stack:
     suffix = uuid.uuid4().hex[:6]
     env = {"AMLEMU_HOME": str(tmp_path_factory.mktemp("amlemu-home")), "AMLEMU_PORT": str(_free_port()),
+           "AMLEMU_SCORING_PORT": str(_free_port()),
            "AMLEMU_PROJECT": f"amlemu-e2e-{suffix}", "AMLEMU_STACK": f"e2e-{suffix}",
            "AMLEMU_NETWORK": f"amlemu-e2e-{suffix}", "AMLEMU_TIME_SCALE": "1.0"}
     saved = {k: os.environ.get(k) for k in env}
@@ -34,7 +35,7 @@ def stack(tmp_path_factory) -> Stack:
     finally:
         runtime = DockerRuntime()
         stack.compose("stop", "controller", capture=True)
-        for role in ("node", "job", "sandbox", "instance", "agent"):
+        for role in ("node", "job", "sandbox", "instance", "agent", "model-server"):
             for container in runtime.list({"amlemu.stack": env["AMLEMU_STACK"], "amlemu.role": role}):
                 runtime.remove(container.id)
         stack.compose("down", "-v", capture=True)

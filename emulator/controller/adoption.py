@@ -1,0 +1,22 @@
+"""Level-based ownership of long-lived containers: each record reconciles the containers whose label names it,
+and containers naming no record (deleted while the controller was down) go."""
+
+import logging
+from collections.abc import Callable, Iterable
+
+from emulator.runtime.base import Observed, Runtime
+
+log = logging.getLogger("amlemu.controller")
+
+
+def reconcile_owned(keys: Iterable[str], containers: list[Observed], label: str,
+                    reconcile: Callable[[str, list[Observed]], None], runtime: Runtime, what: str) -> None:
+    by_key: dict[str, list[Observed]] = {}
+    for container in containers:
+        by_key.setdefault(container.labels.get(label, ""), []).append(container)
+    for key in keys:
+        reconcile(key, by_key.pop(key, []))
+    for orphans in by_key.values():
+        for container in orphans:
+            log.info("removing orphan %s %s", what, container.name)
+            runtime.remove(container.id)

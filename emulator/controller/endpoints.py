@@ -1,0 +1,340 @@
+"""Reconciles online deployments: brings each one's model-server containers to what its record says.
+
+A deployment of generation g with capacity n runs n containers of its serving image (environment + inference
+server, built in a worker thread), each with the instance type's limits, the model read-only under
+AZUREML_MODEL_DIR and the code read-only under /var/azureml-app, on the scoring network (the router reaches
+them there; it has no route to redis or the api), unprivileged and without the Docker socket. The controller
+probes them (readiness and liveness, as the deployment's probe settings say), publishes the ready ones in the
+deployment's `instances` for the router, and decides starts, drains and removals with domain.rollout.
+Level-based like the clusters: a restarted controller adopts containers by label and removes those of
+deployments that are gone.
+"""
+
+import logging
+import secrets
+import shutil
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+import httpx
+
+from emulator.controller.adoption import reconcile_owned
+from emulator.domain import deployments, rollout, serving, vm_sizes
+from emulator.domain.ids import WorkspaceRef
+from emulator.errors import EmulatorError
+from emulator.runtime.base import ContainerSpec, Observed, Runtime
+from emulator.services import endpoints, operations
+from emulator.services.environments import Prepared
+from emulator.settings import Settings
+from emulator.store.db import Store
+from emulator.store.repositories import Repository
+from emulator.store.tables import OnlineDeployment
+
+log = logging.getLogger("amlemu.controller")
+ROLE = "model-server"
+LOG_TAIL = 40  # log lines a failed deployment's error carries
+BUSY = ("Creating", "Updating", "Scaling")
+
+
+@dataclass
+class Probed:
+    """What the probes have seen of one container (kept in memory: a restarted controller probes afresh)."""
+    since: datetime
+    last: datetime | None = None
+    ready: bool = False
+    ever_ready: bool = False
+    successes: int = 0
+    failures: int = 0
+
+
+@dataclass
+class Plan:
+    start: list[ContainerSpec] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)  # container ids
+    drop_logs: Path | None = None
+
+
+class EndpointReconciler:
+    def __init__(self, settings: Settings, store: Store, runtime: Runtime, clock: Callable[[], datetime],
+                 prepare: Callable[[dict, Callable[[str], None]], Prepared]):
+        self.settings, self.store, self.runtime, self.clock, self.prepare = settings, store, runtime, clock, prepare
+        self.builds: dict[tuple[str, int], Future] = {}
+        self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serving-image")
+        self.probed: dict[str, Probed] = {}
+        self.http = httpx.Client(timeout=2.0)
+        self._network_ready = False
+
+    def close(self) -> None:
+        self.workers.shutdown(wait=False, cancel_futures=True)
+        self.http.close()
+
+    def tick(self, containers: list[Observed]) -> None:
+        """`containers`: the stack's model-server containers."""
+        with self.store.transaction() as repo:
+            keys = [d.key for d in repo.online_deployments()]
+            self._finish_endpoints(repo)
+        if keys and not self._network_ready:
+            self.runtime.ensure_network(self.settings.scoring_network, {"amlemu.stack": self.settings.stack})
+            self._network_ready = True
+        reconcile_owned(keys, containers, "amlemu.deployment-id", self.reconcile, self.runtime, "model server")
+        seen = {c.name for c in containers}
+        self.probed = {name: p for name, p in self.probed.items() if name in seen}
+
+    def reconcile(self, key: str, containers: list[Observed]) -> None:
+        """Probe what runs, then decide on what the probes saw (in one short transaction), then act."""
+        dead = self._probe(key, [c for c in containers if c.running])
+        now = self.clock()
+        plan = Plan()
+        with self.store.transaction() as repo:
+            row = repo.online_deployment(key)
+            if row is not None:
+                try:
+                    self._decide(repo, row, [c for c in containers if c.id not in dead], now, plan)
+                except EmulatorError as exc:  # its model, code or environment cannot be had any more
+                    self._fail(repo, row, now, "DeploymentFailed", exc.message)
+        self._carry_out(plan)
+
+    # ---------------------------------------------------------------- deciding
+
+    def _decide(self, repo: Repository, row: OnlineDeployment, containers: list[Observed], now: datetime,
+                plan: Plan) -> None:
+        parent = repo.online_endpoint(row.endpoint_key)
+        if row.provisioning_state == "Deleting":
+            self._delete(repo, row, parent.name, containers, now, plan)
+            return
+        self._adopt(row, containers, now)
+        if row.provisioning_state == "Failed":  # nothing more starts (nor builds) until an update; what serves stays
+            plan.remove += [c.id for c in containers if not c.running]
+            self._publish(row, containers, now, [c.name for c in containers if not c.running])
+            return
+        if row.image is None and not self._image(repo, row, parent.name, now):
+            return
+        if self._init_failed(repo, row, parent.name, containers, now, plan):
+            return
+        instances = self._instances(row, containers)
+        step = rollout.plan(instances, row.generation, row.body["sku"]["capacity"], now)
+        by_name = {c.name: c for c in containers}
+        plan.remove += [by_name[name].id for name in step.remove]
+        plan.start += [self._spec(repo, row, parent.name) for _ in range(step.start)]
+        self._publish(row, containers, now, step.remove, step.drain)
+        if step.settled and row.provisioning_state in BUSY:
+            row.provisioning_state, row.modified_at = "Succeeded", now
+            operations.finish(repo, row.key, now)
+            log.info("deployment %s/%s: %d instance(s) ready", parent.name, row.name, row.body["sku"]["capacity"])
+
+    def _adopt(self, row: OnlineDeployment, containers: list[Observed], now: datetime) -> None:
+        """Containers this process has not probed yet (it has just started) keep what the record says of them,
+        so that a controller restart takes no ready instance out of the router's table."""
+        published = {i["name"]: i for i in row.instances}
+        for container in containers:
+            if container.name not in self.probed and published.get(container.name, {}).get("ready"):
+                self.probed[container.name] = Probed(since=now, last=now, ready=True, ever_ready=True)
+
+    def _image(self, repo: Repository, row: OnlineDeployment, endpoint: str, now: datetime) -> bool:
+        """The serving image of this generation: built in a worker thread; True once it is there."""
+        job = (row.key, row.generation)
+        future = self.builds.get(job)
+        if future is None:
+            env = endpoints.resolve(repo, self._ref(row), row.body).environment
+            folder = self._logs(endpoint, row.name)
+            self.builds[job] = self.workers.submit(self._build, dict(env.body), folder / "storage-initializer.log")
+            return False
+        if not future.done():
+            return False
+        del self.builds[job]
+        try:
+            row.image = future.result().image
+            return True
+        except Exception as exc:  # noqa: BLE001 (the deployment fails with the reason; an update retries)
+            self._fail(repo, row, now, "ImageBuildFailure", f"The serving image could not be built: {exc}")
+            return False
+
+    def _build(self, env_body: dict, log_file: Path) -> Prepared:
+        with log_file.open("a") as out:
+            def progress(line: str) -> None:
+                out.write(line + "\n")
+                out.flush()
+            prepared = self.prepare(env_body, progress)
+            out.write("".join(note + "\n" for note in prepared.notes) + f"amlemu: serving image {prepared.image}\n")
+        return prepared
+
+    def _init_failed(self, repo: Repository, row: OnlineDeployment, endpoint: str, containers: list[Observed],
+                     now: datetime, plan: Plan) -> bool:
+        """A container of the current generation that exited before it was ever ready (init() failed, or the
+        server could not start), or that failed its readiness probe failureThreshold times in a row without ever
+        being ready: the deployment fails with the log's last lines."""
+        if row.provisioning_state not in BUSY:
+            return False
+        threshold = deployments.probe(row.body["properties"]["readinessProbe"]).failure_threshold
+        for container in containers:
+            probed = self.probed.get(container.name)
+            if container.labels.get("amlemu.generation") != str(row.generation) or (probed and probed.ever_ready):
+                continue
+            if not container.running:
+                why = f"exited with code {container.exit_code} before it was ready: the scoring script's init() " \
+                      "failed or the server could not start"
+            elif probed and probed.failures >= threshold:
+                why = f"failed its readiness probe {probed.failures} times in a row without ever being ready"
+            else:
+                continue
+            tail = self._tail(endpoint, row.name, container.name)
+            self._fail(repo, row, now, "ResourceNotReady",
+                       f"The model server of deployment '{row.name}' {why}. Last lines of its log "
+                       f"(ml_client.online_deployments.get_logs):\n{tail}")
+            plan.remove += [c.id for c in containers if c.labels.get("amlemu.generation") == str(row.generation)]
+            return True
+        return False
+
+    def _fail(self, repo: Repository, row: OnlineDeployment, now: datetime, code: str, message: str) -> None:
+        error = {"code": code, "message": message}
+        row.provisioning_state, row.error, row.modified_at = "Failed", error, now
+        operations.finish(repo, row.key, now, status="Failed", error=error)
+        log.info("deployment %s failed: %s", row.name, message.splitlines()[0])
+
+    def _instances(self, row: OnlineDeployment, containers: list[Observed]) -> list[rollout.Instance]:
+        draining = {i["name"]: i.get("drainingSince") for i in row.instances}
+        result = []
+        for container in containers:
+            since = draining.get(container.name)
+            probed = self.probed.get(container.name)
+            result.append(rollout.Instance(container.name, int(container.labels.get("amlemu.generation", 0)),
+                                           container.running, bool(probed and probed.ready),
+                                           datetime.fromisoformat(since) if since else None))
+        return result
+
+    def _publish(self, row: OnlineDeployment, containers: list[Observed], now: datetime, removed: list[str],
+                 drain: list[str] = ()) -> None:
+        """What the router reads: each instance's address and whether it takes requests."""
+        before = {i["name"]: i for i in row.instances}
+        published = []
+        for container in containers:
+            if container.name in removed or not container.ip:
+                continue
+            since = before.get(container.name, {}).get("drainingSince")
+            if since is None and container.name in drain:
+                since = now.isoformat()
+            probed = self.probed.get(container.name)
+            published.append({"name": container.name, "address": f"{container.ip}:{serving.PORT}",
+                              "generation": int(container.labels.get("amlemu.generation", 0)),
+                              "ready": bool(probed and probed.ready and container.running and since is None),
+                              "drainingSince": since})
+        if published != row.instances:
+            row.instances = published
+
+    def _delete(self, repo: Repository, row: OnlineDeployment, endpoint: str, containers: list[Observed],
+                now: datetime, plan: Plan) -> None:
+        if containers:
+            plan.remove += [c.id for c in containers]
+            row.instances = []
+            return
+        plan.drop_logs = self._logs(endpoint, row.name, make=False)
+        operations.finish(repo, row.key, now)
+        repo.remove(row)
+        log.info("deleted deployment %s/%s", endpoint, row.name)
+
+    def _finish_endpoints(self, repo: Repository) -> None:
+        for row in repo.online_endpoints():
+            if row.provisioning_state == "Deleting" and not repo.online_deployments(row.key):
+                operations.finish(repo, row.key, self.clock())
+                repo.remove(row)
+                shutil.rmtree(self.settings.data_dir / endpoints.LOGS_DIR / row.name.lower(), ignore_errors=True)
+                log.info("deleted online endpoint %s", row.name)
+
+    # ---------------------------------------------------------------- containers
+
+    @staticmethod
+    def _ref(row: OnlineDeployment) -> WorkspaceRef:
+        parts = row.endpoint_key.split("/")
+        return WorkspaceRef(parts[2], parts[4], parts[8])
+
+    def _logs(self, endpoint: str, deployment: str, make: bool = True) -> Path:
+        folder = endpoints.logs_dir(self.settings, endpoint, deployment)
+        if make:
+            folder.mkdir(parents=True, exist_ok=True)
+            folder.chmod(0o777)  # the model server runs as an unprivileged user and writes its log here
+        return folder
+
+    def _tail(self, endpoint: str, deployment: str, container: str) -> str:
+        path = self._logs(endpoint, deployment) / f"{container}.log"
+        lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+        return "\n".join(lines[-LOG_TAIL:])
+
+    def _spec(self, repo: Repository, row: OnlineDeployment, endpoint: str) -> ContainerSpec:
+        ref = self._ref(row)
+        found = endpoints.resolve(repo, ref, row.body)
+        props = row.body["properties"]
+        size = vm_sizes.find(props["instanceType"])
+        cpus, memory = vm_sizes.scaled_limits(size, self.settings.resource_scale)
+        name = f"amlemu-{self.settings.stack}-serve-{endpoint}-{row.name}-{row.generation}-{secrets.token_hex(3)}"
+        code, model = endpoints.code_dir(found.code), endpoints.model_path(ref, found.model)
+        app_root = f"{serving.APP_ROOT}/{PurePosixPath(code).name or 'code'}"
+        model_dir = serving.model_dir(found.model.name, found.model.version)
+        logs = self._logs(endpoint, row.name).relative_to(self.settings.data_dir)
+        host = self.settings.host_dir
+        model_target = f"{model_dir}/{PurePosixPath(model).name}"
+        env = {**props["environmentVariables"], "AZUREML_MODEL_DIR": model_dir, "AML_APP_ROOT": app_root,
+               "AZUREML_ENTRY_SCRIPT": f"{app_root}/{props['codeConfiguration']['scoringScript']}",
+               "AMLEMU_LOG_FILE": f"/var/azureml-logs/{name}.log", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}
+        return ContainerSpec(
+            name=name, image=row.image, command=[], entrypoint=[serving.ENTRYPOINT],
+            labels={"amlemu.stack": self.settings.stack, "amlemu.role": ROLE, "amlemu.endpoint": endpoint,
+                    "amlemu.deployment": row.name, "amlemu.deployment-id": row.key,
+                    "amlemu.workspace": ref.name, "amlemu.generation": str(row.generation)},
+            env=env, cpus=cpus, memory_bytes=memory, network=self.settings.scoring_network,
+            mounts={str(host / code): app_root, str(host / model): model_target, str(host / logs): "/var/azureml-logs"},
+            read_only=(app_root, model_target), user=self.settings.job_user, working_dir=app_root)
+
+    def _carry_out(self, plan: Plan) -> None:
+        for container_id in plan.remove:
+            self.runtime.remove(container_id)
+        if plan.drop_logs is not None:
+            shutil.rmtree(plan.drop_logs, ignore_errors=True)
+        for spec in plan.start:
+            try:
+                self.runtime.run(spec)
+                log.info("started model server %s", spec.name)
+            except Exception as exc:  # noqa: BLE001 (the next pass tries again)
+                log.error("model server %s failed to start: %s", spec.name, exc)
+
+    # ---------------------------------------------------------------- probes
+
+    def _probe(self, key: str, containers: list[Observed]) -> set[str]:
+        """Readiness and liveness as the deployment's probe settings say (both ask the inference server's
+        health route, GET / on 5001, as Azure's do). A container that fails liveness is removed (and replaced);
+        the ids of those removed."""
+        with self.store.transaction() as repo:
+            row = repo.online_deployment(key)
+            if row is None or not containers:
+                return set()
+            readiness = deployments.probe(row.body["properties"]["readinessProbe"])
+            liveness = deployments.probe(row.body["properties"]["livenessProbe"])
+        now = self.clock()
+        dead = set()
+        for container in containers:
+            state = self.probed.setdefault(container.name, Probed(since=now))
+            period = min(readiness.period, liveness.period)
+            if (now - state.since).total_seconds() < min(readiness.initial_delay, liveness.initial_delay) or \
+                    (state.last and (now - state.last).total_seconds() < period) or not container.ip:
+                continue
+            state.last = now
+            healthy = self._healthy(container.ip, readiness.timeout)
+            state.successes, state.failures = (state.successes + 1, 0) if healthy else (0, state.failures + 1)
+            if healthy and state.successes >= readiness.success_threshold:
+                state.ready = state.ever_ready = True
+            elif not healthy and state.failures >= readiness.failure_threshold:
+                state.ready = False
+            if state.ever_ready and state.failures >= liveness.failure_threshold:
+                log.info("model server %s failed its liveness probe %d times: replacing it", container.name,
+                         state.failures)
+                self.runtime.remove(container.id)
+                dead.add(container.id)
+        return dead
+
+    def _healthy(self, ip: str, timeout: float) -> bool:
+        try:
+            return self.http.get(f"http://{ip}:{serving.PORT}/", timeout=timeout).status_code == 200
+        except httpx.HTTPError:
+            return False

@@ -1,0 +1,136 @@
+"""A managed online deployment's PUT body, checked and filled with Azure's defaults; its probes. Pure."""
+
+import re
+from dataclasses import dataclass
+
+from emulator.domain import durations, payload, vm_sizes
+from emulator.errors import ValidationFailed
+
+P = "properties"
+DEFAULT_INSTANCE_TYPE = "Standard_DS3_v2"
+MAX_INSTANCES = 20  # per deployment here: each instance is a container on this one machine
+# Azure's defaults (ManagedOnlineDeployment reference): the SDK 1.35 needs them back to parse a deployment.
+DEFAULT_PROBE = {"initialDelay": "PT10S", "period": "PT10S", "timeout": "PT2S", "successThreshold": 1,
+                 "failureThreshold": 30}
+DEFAULT_REQUESTS = {"requestTimeout": "PT5S", "maxConcurrentRequestsPerInstance": 1, "maxQueueWait": "PT0.5S"}
+# An asset version's ARM id: .../workspaces/<ws>/<kind>/<name>/versions/<version>
+_VERSION_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.MachineLearningServices/"
+                         r"workspaces/[^/]+/(?P<kind>models|codes|environments)/(?P<name>[^/]+)/versions/"
+                         r"(?P<version>[^/]+)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Probe:
+    initial_delay: float
+    period: float
+    timeout: float
+    success_threshold: int
+    failure_threshold: int
+
+
+@dataclass(frozen=True)
+class AssetRef:
+    kind: str
+    name: str
+    version: str
+
+
+def asset_ref(value: object, kind: str, target: str) -> AssetRef:
+    """An asset version named by its ARM id, as the SDK sends model, codeId and environmentId."""
+    text = payload.required_string(value, target)
+    match = _VERSION_ID.fullmatch(text.strip())
+    if not match or match["kind"].lower() != kind:
+        raise ValidationFailed(f"{target} must be the ARM id of a {kind[:-1]} version "
+                               f"(/subscriptions/.../workspaces/<ws>/{kind}/<name>/versions/<version>), got {text!r}.",
+                               target=target)
+    return AssetRef(kind, match["name"], match["version"])
+
+
+def _probe(value: object, target: str) -> dict:
+    given = payload.obj(value, target)
+    probe = {**DEFAULT_PROBE, **{k: v for k, v in given.items() if v is not None}}
+    for key in ("initialDelay", "period", "timeout"):
+        durations.parse_seconds(probe[key], f"{target}.{key}")
+    for key in ("successThreshold", "failureThreshold"):
+        if isinstance(probe[key], bool) or not isinstance(probe[key], int) or probe[key] < 1:
+            raise ValidationFailed(f"{target}.{key} must be a positive integer, got {probe[key]!r}.",
+                                   target=f"{target}.{key}")
+    return probe
+
+
+def probe(stored: dict) -> Probe:
+    return Probe(durations.parse_seconds(stored["initialDelay"], "initialDelay"),
+                 max(0.1, durations.parse_seconds(stored["period"], "period")),
+                 max(0.1, durations.parse_seconds(stored["timeout"], "timeout")),
+                 stored["successThreshold"], stored["failureThreshold"])
+
+
+def _requests(value: object, target: str) -> dict:
+    settings = {**DEFAULT_REQUESTS, **{k: v for k, v in payload.obj(value, target).items() if v is not None}}
+    durations.parse_seconds(settings["requestTimeout"], f"{target}.requestTimeout")
+    count = settings["maxConcurrentRequestsPerInstance"]
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValidationFailed(f"{target}.maxConcurrentRequestsPerInstance must be a positive integer.",
+                               target=f"{target}.maxConcurrentRequestsPerInstance")
+    return settings
+
+
+def instance_count(body: dict) -> int:
+    sku = payload.obj(body.get("sku"), "sku")
+    count = sku.get("capacity", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_INSTANCES:
+        raise ValidationFailed(f"sku.capacity (instance_count) must be a whole number from 0 to {MAX_INSTANCES}, "
+                               f"got {count!r}.", target="sku.capacity")
+    return count
+
+
+def validated(body: object) -> dict:
+    """The stored deployment: what the user gave, checked, with the defaults Azure fills in."""
+    body = payload.obj(body, "body", required=True)
+    payload.finite(body)
+    props = payload.obj(body.get(P), P, required=True)
+    compute_type = props.get("endpointComputeType", "Managed")
+    if compute_type != "Managed":
+        raise ValidationFailed(f"{P}.endpointComputeType must be Managed (Kubernetes online deployments are not "
+                               f"emulated), got {compute_type!r}.", target=f"{P}.endpointComputeType")
+    size_name = props.get("instanceType") or DEFAULT_INSTANCE_TYPE
+    size = vm_sizes.find(size_name)
+    if size is None:
+        raise ValidationFailed(f"Instance type '{size_name}' is not a supported VM size; list them with "
+                               "ml_client.compute.list_sizes().", target=f"{P}.instanceType")
+    model = asset_ref(props.get("model"), "models", f"{P}.model")
+    environment = asset_ref(props.get("environmentId"), "environments", f"{P}.environmentId")
+    code = payload.obj(props.get("codeConfiguration"), f"{P}.codeConfiguration", required=True)
+    code_ref = asset_ref(code.get("codeId"), "codes", f"{P}.codeConfiguration.codeId")
+    script = payload.required_string(code.get("scoringScript"), f"{P}.codeConfiguration.scoringScript")
+    if script.startswith("/") or ".." in script.split("/"):
+        raise ValidationFailed(f"{P}.codeConfiguration.scoringScript must be a path inside the code folder, "
+                               f"got {script!r}.", target=f"{P}.codeConfiguration.scoringScript")
+    scale = payload.obj(props.get("scaleSettings"), f"{P}.scaleSettings") or {"scaleType": "Default"}
+    if scale.get("scaleType", "Default") != "Default":
+        raise ValidationFailed(f"{P}.scaleSettings.scaleType must be Default (target-utilization autoscale is not "
+                               f"emulated), got {scale.get('scaleType')!r}.", target=f"{P}.scaleSettings.scaleType")
+    count = instance_count(body)
+    return {"location": body.get("location"), "tags": payload.tags(body.get("tags")),
+            "sku": {"name": "Default", "tier": "Standard", "capacity": count},
+            P: {"endpointComputeType": "Managed", "instanceType": size.name,
+                "model": props["model"], "environmentId": props["environmentId"],
+                "codeConfiguration": {"codeId": code["codeId"], "scoringScript": script},
+                "description": payload.string(props.get("description"), f"{P}.description"),
+                "environmentVariables": payload.string_map(props.get("environmentVariables"),
+                                                           f"{P}.environmentVariables"),
+                "properties": payload.string_map(props.get("properties"), f"{P}.properties"),
+                "appInsightsEnabled": bool(props.get("appInsightsEnabled", False)),
+                "egressPublicNetworkAccess": props.get("egressPublicNetworkAccess") or "Enabled",
+                "scaleSettings": {"scaleType": "Default"},
+                "requestSettings": _requests(props.get("requestSettings"), f"{P}.requestSettings"),
+                "livenessProbe": _probe(props.get("livenessProbe"), f"{P}.livenessProbe"),
+                "readinessProbe": _probe(props.get("readinessProbe"), f"{P}.readinessProbe")},
+            "refs": {"model": vars(model), "environment": vars(environment), "code": vars(code_ref)}}
+
+
+def needs_new_instances(old: dict, new: dict) -> bool:
+    """Whether an update replaces the running containers (anything but the instance count and tags)."""
+    ignored = ("description", "properties")
+    strip = lambda stored: {k: v for k, v in stored[P].items() if k not in ignored}  # noqa: E731
+    return strip(old) != strip(new)

@@ -1,0 +1,63 @@
+"""The router's view of the store: each endpoint's credentials, traffic and the ready instances of each of
+its deployments. Rebuilt from the database every refresh; requests only read the latest snapshot."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from emulator.domain import durations
+from emulator.store.db import Store
+
+
+@dataclass(frozen=True)
+class Deployment:
+    name: str
+    addresses: tuple[str, ...]  # host:port of ready instances
+    timeout: float  # requestSettings.requestTimeout, seconds
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    key: str
+    name: str
+    auth_mode: str
+    keys: tuple[str, ...]
+    traffic: dict[str, int]
+    mirror: dict[str, int]
+    deployments: dict[str, Deployment] = field(default_factory=dict)  # by lower-cased name
+
+    def deployment(self, name: str) -> Deployment | None:
+        return self.deployments.get(name.lower())
+
+
+def mark_changed(marker: Path) -> None:
+    """Keys, traffic or deployments changed (in a committed transaction): a request arriving after this reads them."""
+    marker.touch()
+
+
+def changed_at(marker: Path) -> int:
+    try:
+        return marker.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+def load(store: Store) -> dict[str, Endpoint]:
+    """Endpoints by lower-cased name (scoring URLs name endpoints alone)."""
+    table: dict[str, Endpoint] = {}
+    with store.reading() as repo:
+        by_endpoint: dict[str, dict[str, Deployment]] = {}
+        for row in repo.online_deployments():
+            if row.provisioning_state == "Deleting":
+                continue
+            addresses = tuple(i["address"] for i in row.instances if i.get("ready") and not i.get("drainingSince"))
+            timeout = durations.parse_seconds(row.body["properties"]["requestSettings"]["requestTimeout"], "timeout")
+            by_endpoint.setdefault(row.endpoint_key, {})[row.name.lower()] = Deployment(row.name, addresses, timeout)
+        for row in repo.online_endpoints():
+            if row.provisioning_state == "Deleting":
+                continue
+            props = row.body["properties"]
+            table[row.name.lower()] = Endpoint(row.key, row.name, props["authMode"],
+                                               (row.keys["primaryKey"], row.keys["secondaryKey"]),
+                                               dict(props["traffic"]), dict(props["mirrorTraffic"]),
+                                               by_endpoint.get(row.key, {}))
+    return table

@@ -1,0 +1,286 @@
+"""Online endpoints and deployments: validate, store, and leave the containers to the controller.
+
+An endpoint's create and update finish at once (keys and traffic are data the scoring router reads from the
+store); a deployment's finish when the controller has its containers ready, and deletes when they are gone.
+"""
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+import jwt
+
+from emulator.domain import deployments, endpoints, payload, storage
+from emulator.domain.ids import WorkspaceRef
+from emulator.errors import Conflict, NotFound, ValidationFailed
+from emulator.services import models, operations
+from emulator.settings import Settings
+from emulator.store.repositories import Repository
+from emulator.store.tables import AssetVersion, OnlineDeployment, OnlineEndpoint, Operation, Workspace
+
+P = "properties"
+TOKEN_AUDIENCE = "amlemu-scoring"
+TOKEN_LIFETIME_SECONDS = 3600
+KEY_TYPES = {"primary": "primaryKey", "secondary": "secondaryKey"}
+LOGS_DIR = "online"  # under the data directory: online/<endpoint>/<deployment>/<container>.log
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(24)
+
+
+# ---------------------------------------------------------------- endpoints
+
+def get_endpoint(repo: Repository, ref: WorkspaceRef, name: str) -> OnlineEndpoint:
+    row = repo.online_endpoint(ref.child_id("onlineEndpoints", name))
+    if row is None:
+        raise NotFound(f"Online endpoint '{name}' was not found in workspace '{ref.name}'.", target="endpointName")
+    return row
+
+
+def _endpoint_body(body: object, workspace: Workspace, name: str, deployment_names: list[str]) -> dict:
+    body = payload.obj(body, "body", required=True)
+    payload.finite(body)
+    props = payload.obj(body.get(P), P, required=True)
+    if props.get("compute"):
+        raise ValidationFailed("Kubernetes online endpoints (properties.compute) are not emulated; leave compute "
+                               "out for a managed online endpoint.", target=f"{P}.compute")
+    live = endpoints.traffic(props.get("traffic"), deployment_names, name)
+    return {"location": workspace.location if body.get("location") is None else payload.location(body["location"]),
+            "tags": payload.tags(body.get("tags")),
+            "identity": payload.obj(body.get("identity"), "identity") or {"type": "SystemAssigned"},
+            P: {"authMode": endpoints.auth_mode(props.get("authMode")),
+                "description": payload.string(props.get("description"), f"{P}.description"),
+                "properties": payload.string_map(props.get("properties"), f"{P}.properties"),
+                "publicNetworkAccess": props.get("publicNetworkAccess") or "Enabled",
+                "traffic": live,
+                "mirrorTraffic": endpoints.mirror_traffic(props.get("mirrorTraffic"), live, deployment_names, name)}}
+
+
+def put_endpoint(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,
+                 now: datetime) -> tuple[OnlineEndpoint, Operation, bool]:
+    endpoints.endpoint_name(name)
+    key = ref.child_id("onlineEndpoints", name).lower()
+    row = repo.online_endpoint(key)
+    names = [d.name for d in repo.online_deployments(key) if d.provisioning_state != "Deleting"] if row else []
+    stored = _endpoint_body(body, workspace, name, names)
+    if row is None:
+        taken = repo.online_endpoint_named(name)
+        if taken is not None:  # scoring URLs name an endpoint alone, as Azure's region-wide DNS names do
+            raise Conflict(f"An online endpoint named '{name}' already exists in workspace "
+                           f"'{taken.workspace_key.rsplit('/', 1)[-1]}'; endpoint names are unique in a region.",
+                           target="endpointName")
+        row = OnlineEndpoint(key=key, workspace_key=ref.key, name=name, location=stored["location"], body=stored,
+                             keys={"primaryKey": new_key(), "secondaryKey": new_key()},
+                             provisioning_state="Succeeded", created_at=now, modified_at=now)
+        repo.add(row)
+        created = True
+    else:
+        _not_deleting(row.provisioning_state, f"Online endpoint '{row.name}'", "endpointName")
+        row.body, row.modified_at, row.provisioning_state = stored, now, "Succeeded"
+        created = False
+    op = operations.start(repo, key, "Create" if created else "Update", now)
+    operations.finish(repo, key, now)
+    return row, op, created
+
+
+def _not_deleting(state: str, what: str, target: str) -> None:
+    if state == "Deleting":
+        raise Conflict(f"{what} is being deleted; wait for the deletion to finish.", target=target)
+
+
+def delete_endpoint(repo: Repository, ref: WorkspaceRef, name: str,
+                    now: datetime) -> tuple[OnlineEndpoint, Operation] | None:
+    """Its deployments go first (the controller removes their containers), then the endpoint."""
+    row = repo.online_endpoint(ref.child_id("onlineEndpoints", name))
+    if row is None:
+        return None
+    row.provisioning_state, row.modified_at = "Deleting", now
+    for deployment in repo.online_deployments(row.key):
+        deployment.provisioning_state, deployment.modified_at = "Deleting", now
+    return row, operations.start(repo, row.key, "Delete", now)
+
+
+def regenerate_key(repo: Repository, ref: WorkspaceRef, name: str, body: object,
+                   now: datetime) -> tuple[OnlineEndpoint, Operation]:
+    """POST regenerateKeys {"keyType": "Primary"|"Secondary", "keyValue"?}. The SDK sends the current key as
+    keyValue; a different value sets the key to it, as Azure does."""
+    row = get_endpoint(repo, ref, name)
+    body = payload.obj(body, "body", required=True)
+    kind = body.get("keyType")
+    field = KEY_TYPES.get(kind.lower()) if isinstance(kind, str) else None
+    if field is None:
+        raise ValidationFailed(f"keyType must be Primary or Secondary, got {kind!r}.", target="keyType")
+    if row.body[P]["authMode"] != "Key":
+        raise ValidationFailed(f"Online endpoint '{row.name}' uses {row.body[P]['authMode']} authentication; only "
+                               "key-based endpoints have keys to regenerate.", target="keyType")
+    value = payload.string(body.get("keyValue"), "keyValue")
+    fresh = value if value and value != row.keys[field] else new_key()
+    row.keys, row.modified_at = {**row.keys, field: fresh}, now
+    op = operations.start(repo, row.key, "RegenerateKeys", now)
+    operations.finish(repo, row.key, now)
+    return row, op
+
+
+def keys(repo: Repository, ref: WorkspaceRef, name: str) -> dict:
+    row = get_endpoint(repo, ref, name)
+    if row.body[P]["authMode"] != "Key":
+        raise ValidationFailed(f"Online endpoint '{row.name}' uses {row.body[P]['authMode']} authentication and has "
+                               "no keys; get a token instead (POST .../token).", target="endpointName")
+    return dict(row.keys)
+
+
+def token(repo: Repository, ref: WorkspaceRef, name: str, secret: bytes, now: datetime) -> dict:
+    """POST token: an AMLToken endpoint's bearer token for its scoring URL."""
+    row = get_endpoint(repo, ref, name)
+    if row.body[P]["authMode"] != "AMLToken":
+        raise ValidationFailed(f"Online endpoint '{row.name}' uses {row.body[P]['authMode']} authentication; tokens "
+                               "are for AMLToken endpoints (use listKeys for key-based ones).", target="endpointName")
+    issued = int(now.timestamp())
+    expiry = issued + TOKEN_LIFETIME_SECONDS
+    claims = {"aud": TOKEN_AUDIENCE, "endpoint": row.key, "iat": issued, "exp": expiry}
+    return {"accessToken": jwt.encode(claims, secret, algorithm="HS256"), "tokenType": "Bearer",
+            "expiryTimeUtc": expiry, "refreshAfterTimeUtc": issued + TOKEN_LIFETIME_SECONDS // 2}
+
+
+def token_endpoint(secret: bytes, value: str) -> str | None:
+    """The endpoint key a scoring token was issued for, if it is one of ours and still valid."""
+    try:
+        return jwt.decode(value, secret, algorithms=["HS256"], audience=TOKEN_AUDIENCE).get("endpoint")
+    except jwt.PyJWTError:
+        return None
+
+
+# ---------------------------------------------------------------- deployments
+
+def get_deployment(repo: Repository, ref: WorkspaceRef, endpoint: str, name: str) -> OnlineDeployment:
+    row = repo.online_deployment(ref.child_id("onlineEndpoints", endpoint) + f"/deployments/{name}")
+    if row is None:
+        get_endpoint(repo, ref, endpoint)
+        raise NotFound(f"Deployment '{name}' was not found in online endpoint '{endpoint}'.",
+                       target="deploymentName")
+    return row
+
+
+@dataclass(frozen=True)
+class Assets:
+    model: AssetVersion
+    code: AssetVersion
+    environment: AssetVersion
+
+
+def _asset(repo: Repository, ref: WorkspaceRef, stored: dict, field: str, target: str) -> AssetVersion:
+    asset = deployments.AssetRef(**stored["refs"][field])
+    row = repo.asset_version(ref.child_id(asset.kind, asset.name) + f"/versions/{asset.version}")
+    if row is None:
+        raise ValidationFailed(f"{target}: {asset.kind[:-1]} '{asset.name}' version '{asset.version}' was not found "
+                               f"in workspace '{ref.name}'.", target=target)
+    return row
+
+
+def resolve(repo: Repository, ref: WorkspaceRef, stored: dict) -> Assets:
+    return Assets(_asset(repo, ref, stored, "model", f"{P}.model"),
+                  _asset(repo, ref, stored, "code", f"{P}.codeConfiguration.codeId"),
+                  _asset(repo, ref, stored, "environment", f"{P}.environmentId"))
+
+
+def code_dir(code: AssetVersion) -> str:
+    """The code snapshot's folder, relative to the data directory."""
+    where = storage.blob_location(code.body.get("codeUri") or "")
+    if where is None:
+        raise ValidationFailed(f"Code '{code.name}' version '{code.version}' is not in this emulator's blob store "
+                               f"({code.body.get('codeUri')!r}).", target=f"{P}.codeConfiguration.codeId")
+    account, container, path = where
+    return str(PurePosixPath("blobs", account, container, path))
+
+
+def model_path(ref: WorkspaceRef, model: AssetVersion) -> str:
+    """The model's file or folder, relative to the data directory."""
+    try:
+        return models.relative_path(ref, model)
+    except ValidationFailed as exc:
+        raise ValidationFailed(exc.message, target=f"{P}.model") from exc
+
+
+def _check_runnable(settings: Settings, ref: WorkspaceRef, stored: dict, found: Assets) -> None:
+    script = stored[P]["codeConfiguration"]["scoringScript"]
+    if not (settings.data_dir / code_dir(found.code) / script).is_file():
+        raise ValidationFailed(f"The scoring script '{script}' is not in code '{found.code.name}' version "
+                               f"'{found.code.version}'.", target=f"{P}.codeConfiguration.scoringScript")
+    if not (settings.data_dir / model_path(ref, found.model)).exists():
+        raise ValidationFailed(f"The files of model '{found.model.name}' version '{found.model.version}' are not in "
+                               "the blob store.", target=f"{P}.model")
+    if not found.environment.body.get("image"):
+        raise ValidationFailed("Environments built from a Docker build context are not supported for online "
+                               "deployments by amlemu yet; use an image, with a conda file for pip packages.",
+                               target=f"{P}.environmentId")
+
+
+def put_deployment(repo: Repository, settings: Settings, ref: WorkspaceRef, endpoint: str, name: str, body: object,
+                   now: datetime) -> tuple[OnlineDeployment, Operation, bool]:
+    parent = get_endpoint(repo, ref, endpoint)
+    _not_deleting(parent.provisioning_state, f"Online endpoint '{parent.name}'", "endpointName")
+    endpoints.deployment_name(name)
+    stored = deployments.validated(body)
+    stored["location"] = stored["location"] or parent.location
+    _check_runnable(settings, ref, stored, resolve(repo, ref, stored))
+    key = f"{parent.key}/deployments/{name}".lower()
+    row = repo.online_deployment(key)
+    if row is None:
+        row = OnlineDeployment(key=key, endpoint_key=parent.key, name=name, body=stored,
+                               provisioning_state="Creating", created_at=now, modified_at=now)
+        repo.add(row)
+        return row, operations.start(repo, key, "Create", now), True
+    _not_deleting(row.provisioning_state, f"Deployment '{row.name}'", "deploymentName")
+    if deployments.needs_new_instances(row.body, stored) or row.provisioning_state == "Failed":
+        row.generation, row.image, row.error = row.generation + 1, None, None
+        row.provisioning_state = "Updating"
+    elif row.body["sku"]["capacity"] != stored["sku"]["capacity"]:
+        row.provisioning_state = "Scaling"
+    else:
+        row.provisioning_state = "Updating"
+    row.body, row.modified_at = stored, now
+    return row, operations.start(repo, key, "Update", now), False
+
+
+def delete_deployment(repo: Repository, ref: WorkspaceRef, endpoint: str, name: str,
+                      now: datetime) -> tuple[OnlineDeployment, Operation] | None:
+    parent = get_endpoint(repo, ref, endpoint)
+    row = repo.online_deployment(f"{parent.key}/deployments/{name}")
+    if row is None:
+        return None
+    for field in ("traffic", "mirrorTraffic"):
+        share = parent.body[P][field].get(row.name)
+        if share:
+            raise Conflict(f"Deployment '{row.name}' takes {share} percent of endpoint '{parent.name}''s "
+                           f"{'mirror ' if field == 'mirrorTraffic' else ''}traffic; set it to 0 with an endpoint "
+                           "update before deleting the deployment.", target=f"{P}.{field}.{row.name}")
+    row.provisioning_state, row.modified_at = "Deleting", now
+    return row, operations.start(repo, row.key, "Delete", now)
+
+
+def logs_dir(settings: Settings, endpoint: str, deployment: str) -> Path:
+    return settings.data_dir / LOGS_DIR / endpoint.lower() / deployment.lower()
+
+
+def logs(settings: Settings, row: OnlineDeployment, endpoint: OnlineEndpoint, body: object) -> dict:
+    """POST getLogs {"tail": N, "containerType": "InferenceServer"|"StorageInitializer"}: the newest instance's
+    inference-server log, or what was prepared for the deployment (image, model, code)."""
+    body = payload.obj(body, "body")
+    tail = body.get("tail", 5000)
+    if isinstance(tail, bool) or not isinstance(tail, int) or tail < 0:
+        raise ValidationFailed(f"tail must be a non-negative integer, got {tail!r}.", target="tail")
+    kind = body.get("containerType") or "InferenceServer"
+    if kind not in ("InferenceServer", "StorageInitializer"):
+        raise ValidationFailed(f"containerType must be InferenceServer or StorageInitializer, got {kind!r}.",
+                               target="containerType")
+    folder = logs_dir(settings, endpoint.name, row.name)
+    if kind == "StorageInitializer":
+        files = [folder / "storage-initializer.log"]
+    else:
+        servers = [f for f in folder.glob("*.log") if f.name != "storage-initializer.log"] if folder.exists() else []
+        files = sorted(servers, key=lambda f: f.stat().st_mtime)[-1:]
+    text = files[0].read_text(errors="replace") if files and files[0].exists() else ""
+    lines = text.splitlines()
+    return {"content": "\n".join(lines[-tail:] if tail else []) + ("\n" if lines and tail else "")}

@@ -1,0 +1,136 @@
+"""The router's decisions on a routing table given directly: credentials, the deployment header, the weighted
+pick with its randomness passed in, round robin, and the clear 4xx/5xx answers. The hop itself is a fake."""
+
+import asyncio
+import itertools
+
+import httpx
+import pytest
+
+from emulator import tokens
+from emulator.scoring import forward, table
+from emulator.scoring.app import Router
+from emulator.services import endpoints
+from emulator.settings import Settings
+
+SECRET = b"s" * 32
+KEY = "/subscriptions/s/resourcegroups/rg/providers/microsoft.machinelearningservices/workspaces/w/onlineendpoints/ep"
+
+
+class FakePool:
+    def __init__(self, down: set[str] = frozenset()):
+        self.calls, self.down = [], down
+
+    async def request(self, address, method, path, headers, body, timeout):
+        self.calls.append(address)
+        if address in self.down:
+            raise forward.Unreachable(address)
+        return forward.Response(200, {b"content-type": b"text/plain"}, address.encode())
+
+    def close(self):
+        pass
+
+
+def router(auth_mode="Key", traffic=None, draws=(0.0,), down=frozenset()) -> Router:
+    draw = itertools.cycle(draws)
+    r = Router(Settings(), store=None, secret=SECRET, draw=lambda: next(draw))
+    r.pool = FakePool(down)
+    r.routes = {"ep": table.Endpoint(KEY, "ep", auth_mode, ("k1", "k2"),
+                                     traffic if traffic is not None else {"blue": 90, "green": 10}, {}, {
+        "blue": table.Deployment("blue", ("b1:5001", "b2:5001"), 5.0),
+        "green": table.Deployment("green", ("g1:5001",), 5.0),
+        "empty": table.Deployment("empty", (), 5.0)})}
+    r._refreshed = float("inf")  # no store behind it: never reread
+    return r
+
+
+def call(r: Router, headers=None, path="/endpoints/ep/score") -> httpx.Response:
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=r), base_url="http://router") as client:
+            return await client.post(path, json={}, headers=headers or {})
+    return asyncio.run(go())
+
+
+def test_keys_are_checked():
+    r = router()
+    assert call(r).status_code == 401
+    assert call(r, {"Authorization": "Bearer wrong"}).status_code == 401
+    assert call(r, {"Authorization": "Bearer k1"}).status_code == 200
+    assert call(r, {"Authorization": "Bearer k2"}).status_code == 200
+
+
+def test_aml_tokens_and_aad_tokens():
+    class Repo:  # what endpoints.token reads
+        def online_endpoint(self, key):
+            return type("Row", (), {"key": KEY, "name": "ep", "body": {"properties": {"authMode": "AMLToken"}}})()
+    from datetime import UTC, datetime
+    from emulator.domain.ids import WorkspaceRef
+    token = endpoints.token(Repo(), WorkspaceRef("s", "rg", "w"), "ep", SECRET, datetime.now(UTC))["accessToken"]
+    r = router("AMLToken")
+    assert call(r, {"Authorization": f"Bearer {token}"}).status_code == 200
+    assert call(r, {"Authorization": "Bearer k1"}).status_code == 401
+    aad = router("AADToken")
+    assert call(aad, {"Authorization": f"Bearer {tokens.issue(SECRET, 'https://ml.azure.com')[0]}"}).status_code == 200
+    assert call(aad, {"Authorization": "Bearer k1"}).status_code == 401
+
+
+def test_traffic_pick_header_pin_and_round_robin():
+    r = router(draws=(0.0, 0.95))
+    auth = {"Authorization": "Bearer k1"}
+    answers = [call(r, auth) for _ in range(4)]
+    assert [a.headers["azureml-model-deployment"] for a in answers] == ["blue", "green", "blue", "green"]
+    assert [a.text for a in answers if a.headers["azureml-model-deployment"] == "blue"] == ["b1:5001", "b2:5001"]
+    pinned = call(r, {**auth, "azureml-model-deployment": "GREEN"})
+    assert pinned.text == "g1:5001"
+    unknown = call(r, {**auth, "azureml-model-deployment": "red"})
+    assert unknown.status_code == 404 and "'red'" in unknown.json()["message"]
+    assert call(r, {**auth, "azureml-model-deployment": "empty"}).status_code == 503
+
+
+def test_no_traffic_unknown_endpoint_and_bad_paths():
+    auth = {"Authorization": "Bearer k1"}
+    r = router(traffic={})
+    response = call(r, auth)
+    assert response.status_code == 404 and "No valid deployments" in response.json()["message"]
+    assert call(r, auth, "/endpoints/nope/score").status_code == 404
+    assert call(r, auth, "/elsewhere").status_code == 404
+
+
+@pytest.mark.parametrize("down, expected", [({"b1:5001"}, "b2:5001"), ({"b1:5001", "b2:5001"}, None)])
+def test_an_instance_going_away_is_skipped(down, expected):
+    r = router(traffic={"blue": 100}, down=down)
+    response = call(r, {"Authorization": "Bearer k1"})
+    if expected:
+        assert response.status_code == 200 and response.text == expected
+    else:
+        assert response.status_code == 503
+
+
+def test_mirror_traffic_sends_a_copy_and_answers_from_live():
+    r = router(traffic={"blue": 100}, draws=(0.0, 0.1))
+    route = r.routes["ep"]
+    r.routes["ep"] = table.Endpoint(route.key, route.name, route.auth_mode, route.keys, route.traffic,
+                                    {"green": 50}, route.deployments)
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=r), base_url="http://router") as client:
+            response = await client.post("/endpoints/ep/score", json={}, headers={"Authorization": "Bearer k1"})
+            await asyncio.gather(*r._mirrors)
+            return response
+    response = asyncio.run(go())
+    assert response.headers["azureml-model-deployment"] == "blue"
+    assert sorted(r.pool.calls) == ["b1:5001", "g1:5001"]
+
+
+def test_a_change_the_api_marked_is_read_before_the_next_request(tmp_path, monkeypatch):
+    """Traffic moved (PUT answered): the very next request follows it, not the next periodic refresh."""
+    r = router(traffic={"blue": 100})
+    r.settings = Settings(data_dir=tmp_path, scoring_refresh_seconds=3600)
+    auth = {"Authorization": "Bearer k1"}
+    assert call(r, auth).text.startswith("b")
+    moved = {"ep": table.Endpoint(KEY, "ep", "Key", ("k1", "k2"), {"blue": 0, "green": 100}, {},
+                                  r.routes["ep"].deployments)}
+    monkeypatch.setattr(table, "load", lambda store: moved)
+    r._refreshed = 0.0  # as a router that read the store long ago
+    table.mark_changed(r.settings.routes_changed)
+    assert [call(r, auth).text for _ in range(3)] == ["g1:5001"] * 3
