@@ -82,17 +82,37 @@ def docker_client() -> Iterator[docker.DockerClient]:
 @pytest.fixture(scope="session")
 def docker_network(docker_client) -> Iterator[str]:
     """A bridge network for this session only; node containers and Redis meet on it."""
+    _sweep_stale_networks(docker_client)
     name = f"amlemu-it-{uuid.uuid4().hex[:8]}"
     network = docker_client.networks.create(name, driver="bridge", labels={"amlemu.it": "true"})
     yield name
-    # Safety net: whatever is still attached (a crashed test's nodes, Redis) goes before the network.
-    network.reload()
-    for container in network.containers:
-        try:
-            container.remove(force=True)
-        except NotFound:
-            pass
-    network.remove()
+    # The controller made the jobs and scoring networks beside it: they go too, or the engine's address
+    # pools run out after a few dozen sessions.
+    for made in docker_client.networks.list(names=[f"{name}-jobs", f"{name}-scoring"]) + [network]:
+        _remove_network(made)
+
+
+def _remove_network(network) -> None:
+    """Whatever is still attached (a crashed test's nodes, Redis) goes before the network."""
+    try:
+        network.reload()
+        for container in network.containers:
+            try:
+                container.remove(force=True)
+            except NotFound:
+                pass
+        network.remove()
+    except NotFound:
+        pass
+
+
+def _sweep_stale_networks(docker_client: docker.DockerClient) -> None:
+    """Networks an interrupted session left: a jobs or scoring network whose session network is gone."""
+    names = {n.name for n in docker_client.networks.list(filters={"name": "amlemu-it-"})}
+    for name in names:
+        base, _, role = name.rpartition("-")
+        if role in ("jobs", "scoring") and base not in names:
+            _remove_network(docker_client.networks.get(name))
 
 
 @pytest.fixture(scope="session")
