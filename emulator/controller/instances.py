@@ -17,6 +17,7 @@ from datetime import datetime
 
 import redis
 
+from emulator.controller.adoption import reconcile_owned
 from emulator.controller.clusters import node_spec
 from emulator.controller.effects import Effects
 from emulator.controller.jobs import JobScheduler, abandon
@@ -67,15 +68,7 @@ class InstanceReconciler:
         """`containers`: the stack's workstation and agent containers."""
         with self.store.transaction() as repo:
             keys = [c.key for c in repo.computes() if c.compute_type == "ComputeInstance"]
-        by_key: dict[str, list[Observed]] = {}
-        for container in containers:
-            by_key.setdefault(container.labels.get("amlemu.compute-id", ""), []).append(container)
-        for key in keys:
-            self.reconcile(key, by_key.pop(key, []))
-        for orphans in by_key.values():  # of instances deleted while the controller was down
-            for container in orphans:
-                log.info("removing orphan instance container %s", container.name)
-                self.runtime.remove(container.id)
+        reconcile_owned(keys, containers, "amlemu.compute-id", self.reconcile, self.runtime, "instance container")
 
     def reconcile(self, key: str, containers: list[Observed]) -> None:
         now = self.clock()
