@@ -41,6 +41,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from emulator.cli.stack import Stack, apply_client_shim  # noqa: E402
+from emulator.runtime.base import ROLES  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 from tests.waiting import wait_until  # noqa: E402  (the project's one sleeper: polls with a deadline)
 
@@ -50,6 +51,7 @@ SDK_IMAGE = "python:3.11-slim"
 HOLD = "sleep 3"  # warm and cold jobs (and the raw containers) run this: long enough to be seen Running
 POLL = 0.02  # seconds between ml_client.jobs.get calls while waiting for Running
 NODES = 4  # throughput cluster: min = max = 4
+SETTLED = 2.0  # seconds without a container event before the throughput burst
 TERMINAL = {"Completed", "Failed", "Canceled", "NotResponding", "Paused"}
 console = Console(width=None if sys.stdout.isatty() else 150)
 
@@ -100,7 +102,7 @@ def own_stack(logs: Path):
         logs.mkdir(parents=True, exist_ok=True)
         (logs / "stack.log").write_text(stack.compose("logs", "-t", "--no-color", capture=True).stdout)
         stack.compose("stop", "controller", capture=True)
-        for role in ("node", "job", "sandbox", "instance", "agent", "model-server"):
+        for role in ROLES:
             for container in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role}):
                 if role == "node":
                     (logs / f"{container.name}.log").write_bytes(runtime.client.api.logs(container.id, timestamps=True))
@@ -133,6 +135,10 @@ class ContainerEvents:
         times = [t for t, a, attrs in list(self.seen)
                  if a == action and all(attrs.get(k) == v for k, v in labels.items())]
         return min(times) if times else None
+
+    def quiet_for(self) -> float:
+        """Seconds since the stack's last container event."""
+        return time.time() - max((t for t, _a, _attrs in list(self.seen)), default=0.0)
 
     def close(self) -> None:
         self.stream.close()
@@ -316,13 +322,13 @@ def throughput(ml, compute: str, stack: Stack, events: ContainerEvents, jobs: in
             **node_cycle(db_rows(stack, "name like ?", f"bench-tp-{tag}-%"), events, wall0)}
 
 
-# One throughput job's life on its node, in consecutive marks: their medians say where a node's time goes.
-CYCLE = [("controller + node: previous job Completed → container created (dispatch, Celery, claim)", "previous", "created"),
-         ("docker: container created → started", "created", "started"),
-         ("(beside the node's path) node report → controller stores Running", "started", "running"),
-         ("container started → died (sleep 1, as Docker saw it)", "started", "died"),
-         ("node: container died → removed (log drain, wait, remove)", "died", "destroyed"),
-         ("node report → controller stores Completed", "destroyed", "completed")]
+# One throughput job's life on its node, between consecutive marks ("previous": when the job before it on the same
+# node ended, as Docker saw it): their medians say where a node's time goes.
+CYCLE = [("previous job's container died → this job's container started (negative: started ahead)", "previous", "started"),
+         ("previous job's container died → this job Running (stored)", "previous", "running"),
+         ("Running → Completed (stored): the job's 1 s, its start and its end", "running", "completed"),
+         ("container died → Completed (stored)", "died", "completed"),
+         ("container died → removed (in a thread, off the next job's path)", "died", "destroyed")]
 
 
 def node_cycle(rows: list, events: ContainerEvents, wall0: float) -> dict:
@@ -335,14 +341,17 @@ def node_cycle(rows: list, events: ContainerEvents, wall0: float) -> dict:
                     (("created", "create"), ("started", "start"), ("died", "die"), ("destroyed", "destroy"))}}
         by_node.setdefault(ranks.get("0", {}).get("node"), []).append(marks)
     steps: dict[str, list[float]] = {what: [] for what, _a, _b in CYCLE}
-    starved = 0.0
+    starved, ahead, followed = 0.0, 0, 0
     for jobs in by_node.values():
         jobs.sort(key=lambda m: m["running"])
         for previous, job in zip([None, *jobs], jobs, strict=False):
             if previous is not None:
                 starved += max(0.0, job["queued"] - previous["completed"])
                 # only when the job was waiting already: the gap is then the platform's, not the submitter's
-                job["previous"] = previous["completed"] if job["queued"] <= previous["completed"] else None
+                job["previous"] = previous["died"] if job["queued"] <= previous["completed"] else None
+                if job["previous"] is not None and job["started"] is not None:
+                    followed += 1
+                    ahead += job["started"] < job["previous"]
             for what, a, b in CYCLE:
                 if job.get(a) is not None and job.get(b) is not None:
                     steps[what].append(job[b] - job[a])
@@ -350,6 +359,7 @@ def node_cycle(rows: list, events: ContainerEvents, wall0: float) -> dict:
             "last_completed_stored": max(j["completed"] for js in by_node.values() for j in js) - wall0,
             "jobs_per_node": sorted(len(j) for j in by_node.values()),
             "cycle": {what: statistics.median(v) for what, v in steps.items() if v},
+            "started_ahead": [ahead, followed],
             "node_seconds_waiting_for_submissions": starved}
 
 
@@ -433,18 +443,28 @@ def notes(results: dict) -> str:
             f"counted (it registers the anonymous environment): {results['warmup']['seconds']:.3f} s. Cross-check: "
             f"Docker's events put the job container's start at {started['warm']:.3f} s (warm) and "
             f"{started['cold']:.3f} s (cold) after the submit (medians).\n\n"
-            f"Throughput: min = max = {tp['nodes']} nodes, all idle before the first submit; submitted from "
+            f"Throughput: min = max = {tp['nodes']} nodes, all idle before the first submit and the stack settled "
+            f"(no container created, started or removed for {SETTLED:g} s); submitted from "
             f"{tp['submit_threads']} thread(s), all in by {tp['all_submitted']:.1f} s (create_or_update "
             f"{tp['create_or_update_median'] * 1000:.0f} ms median under that concurrency, "
             f"{tp['client_cpu_while_submitting']:.1f} s of this process's CPU). Completion is seen with "
             f"`ml_client.jobs.get` on the oldest job not yet seen ended; the stack stored the last Completed at "
             f"{tp['last_completed_stored']:.2f} s. First Running at {tp['first_running']:.2f} s; jobs per node "
             f"{tp['jobs_per_node']}; nodes waited {tp['node_seconds_waiting_for_submissions']:.1f} s in all for "
-            f"submissions. One `ml_client.jobs.list()` of {tp['jobs_list']['jobs']} jobs afterwards took "
+            f"submissions; {tp['started_ahead'][0]} of {tp['started_ahead'][1]} jobs that followed another on its "
+            f"node had their container started before that one ended. One `ml_client.jobs.list()` of {tp['jobs_list']['jobs']} jobs afterwards took "
             f"{tp['jobs_list']['seconds']:.1f} s. For reference, Docker alone doing what a node does per job (run "
             f"`sleep 1`, wait, remove), {tp['nodes']} at a time, took {tp['raw_docker']:.1f} s for {tp['jobs']} "
             f"({tp['raw_docker'] / tp['ideal']:.2f}× the ideal): {tp['raw_docker'] * tp['nodes'] / tp['jobs']:.2f} s "
             f"per job and node, against {tp['last_completed_stored'] * tp['nodes'] / tp['jobs']:.2f} s in amlemu.")
+
+
+def replace_section(path: Path, section: str, lines: list[str]) -> None:
+    """Write `lines` (starting with the `section` heading) into RESULTS.md: where the section is, else at the end."""
+    text = path.read_text() if path.exists() else "# amlemu benchmark results\n"
+    before, found, after = text.partition(section)
+    rest = after[after.find("\n## "):].lstrip("\n") if found and "\n## " in after else ""
+    path.write_text(before.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n" + ("\n" + rest if rest else ""))
 
 
 def write_markdown(results: dict, path: Path) -> None:
@@ -495,8 +515,10 @@ def main() -> None:
         threads = 8 if args.jobs * call > 0.1 * ideal else 1
         console.print(f"throughput: create_or_update took {call * 1000:.0f} ms (median) × {args.jobs} = "
                       f"{args.jobs * call:.1f}s against an ideal of {ideal:.0f}s → {threads} submit thread(s); "
-                      f"cluster min {NODES}, max {NODES}, all idle before the first submit")
+                      f"cluster min {NODES}, max {NODES}, all idle and the stack settled before the first submit")
         create_cluster(ml, "bench-tp", NODES, NODES)
+        # Settled, as a cluster is whose nodes have been idle a while: the nodes' network sandboxes started.
+        wait_until(lambda: events.quiet_for() >= SETTLED, timeout=60, interval=0.1, message="the stack to settle")
         results["throughput"] = throughput(ml, "bench-tp", stack, events, args.jobs, threads)
         started = time.perf_counter()
         listed = sum(1 for _ in ml.jobs.list())

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-from bench.run import machine, own_stack  # noqa: E402
+from bench.run import machine, own_stack, replace_section  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -145,10 +145,7 @@ def write_markdown(report: dict, path: Path) -> None:
              "| measurement | through the endpoint | direct to the container | added | result |",
              "| --- | --- | --- | --- | --- |"]
     lines += [f"| {' | '.join(row)} |" for row in rows(report)]
-    text = path.read_text() if path.exists() else "# amlemu benchmark results\n"
-    before, found, after = text.partition(SECTION)  # the section is replaced where it is, else appended
-    rest = after[after.find("\n## "):].lstrip("\n") if found and "\n## " in after else ""
-    path.write_text(before.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n" + ("\n" + rest if rest else ""))
+    replace_section(path, SECTION, lines)
 
 
 def main() -> None:

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))  # `python bench/storm.py` as well as `python -m b
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from bench.run import machine, own_stack  # noqa: E402
+from bench.run import machine, own_stack, replace_section  # noqa: E402
 from emulator.domain import artifacts  # noqa: E402
 from emulator.domain.ids import WorkspaceRef  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
@@ -256,10 +256,7 @@ def write_markdown(report: dict, path: Path) -> None:
              "| | undisturbed | storm |", "| --- | --- | --- |"]
     lines += [f"| {what} | {calm} | {storm} |" for what, calm, storm in rows(report)]
     lines += ["", notes(report)]
-    text = path.read_text() if path.exists() else "# amlemu benchmark results\n"
-    before, found, after = text.partition(SECTION)  # the section is replaced where it is, else appended
-    rest = after[after.find("\n## "):].lstrip("\n") if found and "\n## " in after else ""
-    path.write_text(before.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n" + ("\n" + rest if rest else ""))
+    replace_section(path, SECTION, lines)
 
 
 def print_table(report: dict) -> None:

@@ -78,13 +78,13 @@ def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the imag
 @app.command()
 def down() -> None:
     """Stop the stack and its node containers; data is kept."""
+    from emulator.runtime.base import ROLES
     from emulator.runtime.docker import DockerRuntime
 
     stack = Stack.from_env()
     runtime = DockerRuntime()
     stack.compose("stop", "controller")  # first, so that no node starts while they are removed
-    containers = [c for role in ("node", "job", "sandbox", "instance", "agent", "model-server")
-                  for c in runtime.list({"amlemu.stack": stack.label, "amlemu.role": role})]
+    containers = [c for c in runtime.list({"amlemu.stack": stack.label}) if c.labels.get("amlemu.role") in ROLES]
     with console.status(f"[bold]removing {len(containers)} node, job, sandbox and model-server container(s)[/]"):
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`

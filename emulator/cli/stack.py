@@ -20,6 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT_SHIM = Path(__file__).resolve().parents[1] / "client_shim"
 
 
+def _answers(url: str, **options) -> bool:
+    """The URL answers 200 within 2 s."""
+    try:
+        return httpx.get(url, timeout=2, **options).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 @dataclass(frozen=True)
 class Stack:
     """One stack: its compose project, port and data folder, all from AMLEMU_* environment variables."""
@@ -70,12 +78,7 @@ class Stack:
                               capture_output=capture)
 
     def healthy(self) -> bool:
-        if not self.ca_file.exists():
-            return False
-        try:
-            return httpx.get(f"{self.url}/_emulator/health", verify=str(self.ca_file), timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
+        return self.ca_file.exists() and _answers(f"{self.url}/_emulator/health", verify=str(self.ca_file))
 
     @property
     def scoring_url(self) -> str:
@@ -83,10 +86,7 @@ class Stack:
 
     def scoring_healthy(self) -> bool:
         """The scoring router of online endpoints answers (it starts after the api)."""
-        try:
-            return httpx.get(f"{self.scoring_url}/health", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
+        return _answers(f"{self.scoring_url}/health")
 
     def wait_healthy(self, timeout: float, check=None) -> bool:
         """Until the control plane (or what `check` checks) answers, at most `timeout` seconds."""

@@ -27,6 +27,7 @@ from emulator.domain.ids import WorkspaceRef
 from emulator.errors import EmulatorError
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import endpoints, operations
+from emulator.workers import job_runner
 from emulator.services.environments import Prepared
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -74,8 +75,9 @@ class EndpointReconciler:
     def tick(self, containers: list[Observed]) -> None:
         """`containers`: the stack's model-server containers."""
         with self.store.transaction() as repo:
-            keys = [d.key for d in repo.online_deployments()]
-            self._finish_endpoints(repo)
+            deployed = repo.online_deployments()
+            keys = [d.key for d in deployed]
+            self._finish_endpoints(repo, {d.endpoint_key for d in deployed})
         if keys and not self._network_ready:
             self.runtime.ensure_network(self.settings.scoring_network, {"amlemu.stack": self.settings.stack})
             self._network_ready = True
@@ -235,9 +237,9 @@ class EndpointReconciler:
         repo.remove(row)
         log.info("deleted deployment %s/%s", endpoint, row.name)
 
-    def _finish_endpoints(self, repo: Repository) -> None:
+    def _finish_endpoints(self, repo: Repository, with_deployments: set[str]) -> None:
         for row in repo.online_endpoints():
-            if row.provisioning_state == "Deleting" and not repo.online_deployments(row.key):
+            if row.provisioning_state == "Deleting" and row.key not in with_deployments:
                 operations.finish(repo, row.key, self.clock())
                 repo.remove(row)
                 shutil.rmtree(self.settings.data_dir / endpoints.LOGS_DIR / row.name.lower(), ignore_errors=True)
@@ -258,9 +260,7 @@ class EndpointReconciler:
         return folder
 
     def _tail(self, endpoint: str, deployment: str, container: str) -> str:
-        path = self._logs(endpoint, deployment) / f"{container}.log"
-        lines = path.read_text(errors="replace").splitlines() if path.exists() else []
-        return "\n".join(lines[-LOG_TAIL:])
+        return job_runner.tail(self._logs(endpoint, deployment, make=False) / f"{container}.log", LOG_TAIL)
 
     def _spec(self, repo: Repository, row: OnlineDeployment, endpoint: str) -> ContainerSpec:
         ref = self._ref(row)
@@ -305,9 +305,11 @@ class EndpointReconciler:
         """Readiness and liveness as the deployment's probe settings say (both ask the inference server's
         health route, GET / on 5001, as Azure's do). A container that fails liveness is removed (and replaced);
         the ids of those removed."""
-        with self.store.transaction() as repo:
+        if not containers:
+            return set()
+        with self.store.reading() as repo:  # a read: no write lock taken for each deployment on each pass
             row = repo.online_deployment(key)
-            if row is None or not containers:
+            if row is None:
                 return set()
             readiness = deployments.probe(row.body["properties"]["readinessProbe"])
             liveness = deployments.probe(row.body["properties"]["livenessProbe"])

@@ -203,11 +203,10 @@ def code_dir(repo: Repository, job: Job) -> str | None:
     if not code_id:
         return None
     row = repo.asset_version(code_id)
-    where = storage.blob_location(row.body["codeUri"]) if row else None
-    if where is None:
+    folder = storage.blob_folder(row.body["codeUri"]) if row else None
+    if folder is None:
         raise EmulatorError(f"The code snapshot of job {job.name} ({code_id}) is not in the blob store.")
-    account, container, path = where
-    return str(Path("blobs", account, container, path))
+    return folder
 
 
 class JobReconciler:

@@ -23,7 +23,7 @@ from emulator.controller.jobs import JobReconciler, JobScheduler
 from emulator.controller.preemption import Preemptions
 from emulator.controller.sandboxes import Sandboxes
 from emulator.controller.staging import Stager
-from emulator.runtime.base import Observed, Runtime
+from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
 from emulator.services.environments import EnvironmentResolver
@@ -54,7 +54,7 @@ class Controller:
                                           self.preemptions)
         self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch)
         self.endpoints = EndpointReconciler(settings, store, runtime, clock,
-                                            ServingImages(resolver, resolver.engine).prepare)
+                                            ServingImages(resolver).prepare)
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""
@@ -82,8 +82,7 @@ class Controller:
             self.jobs.tick(repo, self.clock(), effects)
         self._dispatch(effects)
         containers = self.runtime.list({"amlemu.stack": self.settings.stack})  # one engine call per pass
-        by_role: dict[str, list[Observed]] = {"node": [], "job": [], "sandbox": [], "instance": [], "agent": [],
-                                              "model-server": []}
+        by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}
         for container in containers:
             by_role.get(container.labels.get("amlemu.role", ""), []).append(container)
         self.clusters.tick(by_role["node"])

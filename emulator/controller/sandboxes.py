@@ -1,5 +1,5 @@
-"""Keeps each cluster's pool of network sandboxes (see workers/protocol.py): one per node for the job it runs
-and one for each job waiting ahead for it, and none once the cluster is down to zero nodes. Every pass
+"""Keeps each cluster's pool of network sandboxes (see workers/protocol.py): one per node for the job it runs,
+one for each job waiting ahead for it and one spare, and none once the cluster is down to zero nodes. Every pass
 puts back in the free set each sandbox that no job container names, and starts or removes sandboxes (in
 worker threads, off the loop) to match the pool's size. Level-based: a restart or a lost Redis key heals at
 the next pass.
@@ -21,7 +21,8 @@ from emulator.workers import protocol
 from emulator.workers.celery_app import cluster_queue
 
 log = logging.getLogger("amlemu.controller")
-PER_NODE = 1 + scheduling.AHEAD
+# The job a node runs, those sent ahead to it, and one still held while the last job's container is removed.
+PER_NODE = 2 + scheduling.AHEAD
 # Nodes that are up: a booting node's sandboxes would only slow its boot (jobs meanwhile make namespaces of their own).
 UP = (NodeState.IDLE, NodeState.RUNNING)
 MEMORY_BYTES = 32 * 2**20  # it runs `sleep`
@@ -36,7 +37,7 @@ class Sandboxes:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis):
         self.settings, self.store, self.runtime, self.broker = settings, store, runtime, broker
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox")
-        self.starting: dict[str, list[Future]] = defaultdict(list)
+        self.starting: dict[str, dict[str, Future]] = defaultdict(dict)  # pool → name → its start
         self.removing: dict[str, Future] = {}  # by name: never put back while it goes
 
     def tick(self, sandboxes: list[Observed], jobs: list[Observed]) -> None:
@@ -54,9 +55,13 @@ class Sandboxes:
             self._keep(pool, pools.get(pool, []), wanted.get(pool, 0), used)
 
     def _keep(self, pool: str, have: list[Observed], wanted: int, used: set[str | None]) -> None:
-        self.starting[pool] = [f for f in self.starting[pool] if not f.done()]
+        self.starting[pool] = {name: f for name, f in self.starting[pool].items() if not f.done()}
         alive = [s for s in have if s.running]
-        for dead in (s for s in have if not s.running):
+        # One being started is listed as created, not running, for a moment: it is neither dead nor a reason
+        # to start another (taken for dead, or counted twice, sandboxes were removed and restarted all the
+        # time under load, and jobs made namespaces of their own meanwhile).
+        coming = set(self.starting[pool]) - {s.name for s in alive}
+        for dead in (s for s in have if not s.running and s.name not in coming):
             protocol.withdraw_sandbox(self.broker, pool, dead.name)
             self._remove(dead.name)
         free = [s.name for s in alive if s.name not in used]
@@ -64,22 +69,23 @@ class Sandboxes:
             protocol.put_back_sandbox(self.broker, pool, name)
         for name in protocol.free_sandboxes(self.broker, pool) - {s.name for s in alive}:
             protocol.withdraw_sandbox(self.broker, pool, name)  # removed from outside, or by a stack now gone
-        surplus = len(alive) + len(self.starting[pool]) - wanted
+        surplus = len(alive) + len(coming) - wanted
         for name in free:
             if surplus <= 0:
                 break
             if protocol.withdraw_sandbox(self.broker, pool, name):  # else a job took it just now
                 self._remove(name)
                 surplus -= 1
-        self.starting[pool] += [self.workers.submit(self._start, pool) for _ in range(max(0, -surplus))]
+        for _ in range(max(0, -surplus)):
+            name = f"amlemu-{self.settings.stack}-sandbox-{secrets.token_hex(6)}"
+            self.starting[pool][name] = self.workers.submit(self._start, pool, name)
         if not self.starting[pool]:
             del self.starting[pool]
 
     def _remove(self, name: str) -> None:
         self.removing[name] = self.workers.submit(self.runtime.remove, name)
 
-    def _start(self, pool: str) -> None:
-        name = f"amlemu-{self.settings.stack}-sandbox-{secrets.token_hex(6)}"
+    def _start(self, pool: str, name: str) -> None:
         try:
             self.runtime.run(ContainerSpec(
                 name=name, image=self.settings.node_image, command=["infinity"], entrypoint=["sleep"],

@@ -8,6 +8,7 @@ import base64
 import hashlib
 import hmac
 import re
+from pathlib import PurePosixPath
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from urllib.parse import unquote, urlencode, urlsplit
@@ -108,6 +109,12 @@ def workspace_account(workspace: str) -> str:
 def account_id(subscription: str, resource_group: str, account: str) -> str:
     return (f"/subscriptions/{subscription}/resourceGroups/{resource_group}"
             f"/providers/Microsoft.Storage/storageAccounts/{account}")
+
+
+def blob_folder(uri: str) -> str | None:
+    """Where a blob URL the emulator handed out lives, relative to the data directory (None if it is not ours)."""
+    where = blob_location(uri)
+    return str(PurePosixPath("blobs", *where)) if where else None
 
 
 def blob_location(uri: str) -> tuple[str, str, str] | None:

@@ -1,8 +1,9 @@
 """DockerRuntime: the only module that talks to the Docker engine."""
 
 import os
+import re
 from dataclasses import replace
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
@@ -21,11 +22,29 @@ def _translate(exc: Exception) -> Exception:
 VOLUME_LABELS = ("amlemu.stack", "amlemu.compute", "amlemu.compute-id")  # a volume keeps its owner's
 
 
+def _first_ip(attrs: dict) -> str | None:
+    """The container's address on its first network with one (inspect and listing share the shape)."""
+    networks = (attrs.get("NetworkSettings") or {}).get("Networks") or {}
+    return next((n.get("IPAddress") for n in networks.values() if n.get("IPAddress")), None)
+
+
+def _summarised(summary: dict) -> Observed:
+    """An Observed from an entry of the engine's container listing ("Status": "Exited (137) 2 seconds ago")."""
+    exited = re.match(r"Exited \((-?\d+)\)", summary.get("Status") or "")
+    ports = {p["PrivatePort"]: p["PublicPort"] for p in summary.get("Ports") or [] if p.get("PublicPort")}
+    names = [n.lstrip("/") for n in summary.get("Names") or []]
+    name = next((n for n in names if "/" not in n), names[0] if names else "")  # not a legacy link's alias
+    return Observed(id=summary["Id"], name=name,
+                    labels=summary.get("Labels") or {}, running=summary.get("State") == "running",
+                    exit_code=int(exited.group(1)) if exited else None, oom_killed=False, ip=_first_ip(summary),
+                    ports=ports)
+
+
 class DockerRuntime:
     def __init__(self, client: "docker.DockerClient | None" = None):
         try:
             self.client = client or docker.from_env(timeout=120)
-            # Following logs and waiting for an exit may be quiet for hours: no read timeout there.
+            # Waiting for an exit may take hours: no read timeout there.
             self.streams = docker.from_env(timeout=None).api
             self.host_cpus = float(self.client.info().get("NCPU") or os.cpu_count() or 1)
         except DockerException as exc:
@@ -33,8 +52,7 @@ class DockerRuntime:
 
     def _observe(self, container) -> Observed:
         state = container.attrs.get("State", {})
-        networks = container.attrs.get("NetworkSettings", {}).get("Networks", {}) or {}
-        ip = next((n.get("IPAddress") for n in networks.values() if n.get("IPAddress")), None)
+        ip = _first_ip(container.attrs)
         published = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
         ports = {int(port.split("/")[0]): int(bound[0]["HostPort"]) for port, bound in published.items() if bound}
         return Observed(id=container.id, name=container.name, labels=container.labels,
@@ -88,11 +106,12 @@ class DockerRuntime:
             raise _translate(exc) from exc
 
     def list(self, labels: dict[str, str]) -> list[Observed]:
+        """One engine call, whatever the count: the controller lists every pass, and an inspect per container
+        (what docker-py's containers.list does) cost the engine more than the jobs' own starts. The listing
+        cannot tell an OOM kill; `wait` can."""
         filters = {"label": [MANAGED + "=true"] + [f"{k}={v}" for k, v in labels.items()]}
         try:
-            # ignore_removed: a container that vanished between list and inspect is not listed
-            return [self._observe(c) for c in self.client.containers.list(all=True, filters=filters,
-                                                                          ignore_removed=True)]
+            return [_summarised(summary) for summary in self.client.api.containers(all=True, filters=filters)]
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
 
@@ -128,15 +147,6 @@ class DockerRuntime:
             return self.client.api.logs(container_id, tail=tail).decode(errors="replace")
         except NotFound:
             return ""
-        except APIError as exc:
-            raise _translate(exc) from exc
-
-    def follow(self, container_id: str) -> Iterator[bytes]:
-        """stdout and stderr as they come, until the container exits."""
-        try:
-            yield from self.streams.logs(container_id, stream=True, follow=True)
-        except NotFound:
-            return
         except APIError as exc:
             raise _translate(exc) from exc
 

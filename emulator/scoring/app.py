@@ -28,7 +28,7 @@ from emulator.settings import Settings
 from emulator.store.db import Store
 
 log = logging.getLogger("amlemu.scoring")
-DEPLOYMENT_HEADER = "azureml-model-deployment"
+DEPLOYMENT_HEADER = b"azureml-model-deployment"  # raw ASGI headers are bytes
 FORWARDED = {b"content-type", b"accept", b"x-ms-client-request-id", b"x-request-id"}
 
 
@@ -138,12 +138,12 @@ class Router:
             raise Reply(404, f"Online endpoint '{parts[1]}' does not exist.")
         headers = dict(scope["headers"])
         self._authorize(route, headers.get(b"authorization", b"").decode("latin-1"))
-        deployment = self._deployment(route, headers.get(DEPLOYMENT_HEADER.encode(), b"").decode("latin-1").strip())
+        deployment = self._deployment(route, headers.get(DEPLOYMENT_HEADER, b"").decode("latin-1").strip())
         forwarded = [(k, v) for k, v in scope["headers"] if k in FORWARDED]
         method = "GET" if parts[2] == "swagger.json" else scope["method"]
         mirror = rules.mirrored(route.mirror, self.draw()) if route.mirror and parts[2] == "score" else None
-        if mirror and route.deployment(mirror):
-            self._mirror(route, route.deployment(mirror), method, parts[2], forwarded, body)
+        if mirror and (shadow := route.deployment(mirror)):
+            self._mirror(route, shadow, method, parts[2], forwarded, body)
         return await self._forward(route, deployment, method, parts[2], forwarded, body)
 
     def _authorize(self, route: table.Endpoint, authorization: str) -> None:
@@ -172,10 +172,10 @@ class Router:
                                  f"'{route.name}'; it has: {', '.join(d.name for d in route.deployments.values())}.")
             return deployment
         name = rules.pick(route.traffic, self.draw())
-        if name is None or route.deployment(name) is None:
+        if name is None or (deployment := route.deployment(name)) is None:
             raise Reply(404, f"No valid deployments to route to in endpoint '{route.name}': give a deployment "
                              "traffic, or name one in the azureml-model-deployment header.")
-        return route.deployment(name)
+        return deployment
 
     def _instances(self, route: table.Endpoint, deployment: table.Deployment) -> list[str]:
         """The deployment's ready instances, starting with the next one in turn."""
@@ -199,7 +199,7 @@ class Router:
             except forward.Unreachable:  # refused or dropped: the instance is going away, try the next
                 continue
             out = [(b"content-type", response.headers.get(b"content-type", b"application/json")),
-                   (DEPLOYMENT_HEADER.encode(), deployment.name.encode())]
+                   (DEPLOYMENT_HEADER, deployment.name.encode())]
             return response.status, out, response.body
         raise Reply(503, f"No instance of deployment '{deployment.name}' answered; try again.")
 
@@ -225,6 +225,5 @@ async def _read(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-def create_router(settings: Settings, store: Store | None = None) -> Router:
-    secret = tokens.load_secret(settings.data_dir / "token.key")
-    return Router(settings, store or Store(settings.db_url), secret)
+def create_router(settings: Settings) -> Router:
+    return Router(settings, Store(settings.db_url), tokens.load_secret(settings.data_dir / "token.key"))

@@ -7,14 +7,14 @@ store); a deployment's finish when the controller has its containers ready, and 
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import jwt
 
 from emulator.domain import deployments, endpoints, payload, storage
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import models, operations
+from emulator.services import assets, models, operations
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, OnlineDeployment, OnlineEndpoint, Operation, Workspace
@@ -102,6 +102,12 @@ def delete_endpoint(repo: Repository, ref: WorkspaceRef, name: str,
     return row, operations.start(repo, row.key, "Delete", now)
 
 
+def _require_auth(row: OnlineEndpoint, mode: str, why: str, target: str) -> None:
+    if row.body[P]["authMode"] != mode:
+        raise ValidationFailed(f"Online endpoint '{row.name}' uses {row.body[P]['authMode']} authentication; {why}",
+                               target=target)
+
+
 def regenerate_key(repo: Repository, ref: WorkspaceRef, name: str, body: object,
                    now: datetime) -> tuple[OnlineEndpoint, Operation]:
     """POST regenerateKeys {"keyType": "Primary"|"Secondary", "keyValue"?}. The SDK sends the current key as
@@ -112,9 +118,7 @@ def regenerate_key(repo: Repository, ref: WorkspaceRef, name: str, body: object,
     field = KEY_TYPES.get(kind.lower()) if isinstance(kind, str) else None
     if field is None:
         raise ValidationFailed(f"keyType must be Primary or Secondary, got {kind!r}.", target="keyType")
-    if row.body[P]["authMode"] != "Key":
-        raise ValidationFailed(f"Online endpoint '{row.name}' uses {row.body[P]['authMode']} authentication; only "
-                               "key-based endpoints have keys to regenerate.", target="keyType")
+    _require_auth(row, "Key", "only key-based endpoints have keys to regenerate.", "keyType")
     value = payload.string(body.get("keyValue"), "keyValue")
     fresh = value if value and value != row.keys[field] else new_key()
     row.keys, row.modified_at = {**row.keys, field: fresh}, now
@@ -125,18 +129,15 @@ def regenerate_key(repo: Repository, ref: WorkspaceRef, name: str, body: object,
 
 def keys(repo: Repository, ref: WorkspaceRef, name: str) -> dict:
     row = get_endpoint(repo, ref, name)
-    if row.body[P]["authMode"] != "Key":
-        raise ValidationFailed(f"Online endpoint '{row.name}' uses {row.body[P]['authMode']} authentication and has "
-                               "no keys; get a token instead (POST .../token).", target="endpointName")
+    _require_auth(row, "Key", "it has no keys: get a token instead (POST .../token).", "endpointName")
     return dict(row.keys)
 
 
 def token(repo: Repository, ref: WorkspaceRef, name: str, secret: bytes, now: datetime) -> dict:
     """POST token: an AMLToken endpoint's bearer token for its scoring URL."""
     row = get_endpoint(repo, ref, name)
-    if row.body[P]["authMode"] != "AMLToken":
-        raise ValidationFailed(f"Online endpoint '{row.name}' uses {row.body[P]['authMode']} authentication; tokens "
-                               "are for AMLToken endpoints (use listKeys for key-based ones).", target="endpointName")
+    _require_auth(row, "AMLToken", "tokens are for AMLToken endpoints (use listKeys for key-based ones).",
+                  "endpointName")
     issued = int(now.timestamp())
     expiry = issued + TOKEN_LIFETIME_SECONDS
     claims = {"aud": TOKEN_AUDIENCE, "endpoint": row.key, "iat": issued, "exp": expiry}
@@ -172,11 +173,10 @@ class Assets:
 
 def _asset(repo: Repository, ref: WorkspaceRef, stored: dict, field: str, target: str) -> AssetVersion:
     asset = deployments.AssetRef(**stored["refs"][field])
-    row = repo.asset_version(ref.child_id(asset.kind, asset.name) + f"/versions/{asset.version}")
-    if row is None:
-        raise ValidationFailed(f"{target}: {asset.kind[:-1]} '{asset.name}' version '{asset.version}' was not found "
-                               f"in workspace '{ref.name}'.", target=target)
-    return row
+    try:
+        return assets.get(repo, ref, asset.kind, asset.name, asset.version)
+    except NotFound as exc:
+        raise ValidationFailed(f"{target}: {exc.message}", target=target) from exc
 
 
 def resolve(repo: Repository, ref: WorkspaceRef, stored: dict) -> Assets:
@@ -187,12 +187,11 @@ def resolve(repo: Repository, ref: WorkspaceRef, stored: dict) -> Assets:
 
 def code_dir(code: AssetVersion) -> str:
     """The code snapshot's folder, relative to the data directory."""
-    where = storage.blob_location(code.body.get("codeUri") or "")
-    if where is None:
+    folder = storage.blob_folder(code.body.get("codeUri") or "")
+    if folder is None:
         raise ValidationFailed(f"Code '{code.name}' version '{code.version}' is not in this emulator's blob store "
                                f"({code.body.get('codeUri')!r}).", target=f"{P}.codeConfiguration.codeId")
-    account, container, path = where
-    return str(PurePosixPath("blobs", account, container, path))
+    return folder
 
 
 def model_path(ref: WorkspaceRef, model: AssetVersion) -> str:

@@ -62,7 +62,7 @@ class EnvironmentResolver:
         if spec is None:
             return prepared
         tag = prepared.image
-        with self._lock(tag):
+        with self.lock(tag):
             if self.engine.exists(tag):
                 return prepared
             progress(f"amlemu: building environment image {tag} on {base} "
@@ -70,7 +70,8 @@ class EnvironmentResolver:
             self._build(tag, base, spec, progress)
         return Prepared(tag, prepared.notes, built=True)
 
-    def _lock(self, tag: str) -> threading.Lock:
+    def lock(self, tag: str) -> threading.Lock:
+        """One build at a time of an image tag (serving images take it too)."""
         with self._locks_guard:
             return self._locks.setdefault(tag, threading.Lock())
 

@@ -1,5 +1,7 @@
 """The one module that opens the database. SQLite (WAL) by default, any SQLAlchemy URL otherwise."""
 
+import contextlib
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -49,7 +51,12 @@ def _add_new_columns(conn) -> None:
 
 class Store:
     def __init__(self, url: str):
-        self.engine = _sqlite_engine(url) if url.startswith("sqlite") else create_engine(url, pool_pre_ping=True)
+        sqlite = url.startswith("sqlite")
+        self.engine = _sqlite_engine(url) if sqlite else create_engine(url, pool_pre_ping=True)
+        # SQLite has one writer at a time. Left to its busy handler, a process's threads poll for the lock with
+        # sleeps of up to 100 ms and leave it idle meanwhile (the api's requests waited a second and more under
+        # a burst of submissions); queued on a lock of the process, the next one goes the moment it is free.
+        self._writers = threading.RLock() if sqlite else contextlib.nullcontext()
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         with self.engine.begin() as conn:
             Base.metadata.create_all(conn)
@@ -57,12 +64,13 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[Repository]:
-        session: Session = self._sessions()
-        try:
-            with session.begin():
-                yield Repository(session)
-        finally:
-            session.close()
+        with self._writers:
+            session: Session = self._sessions()
+            try:
+                with session.begin():
+                    yield Repository(session)
+            finally:
+                session.close()
 
     @contextmanager
     def reading(self) -> Iterator[Repository]:

@@ -14,6 +14,13 @@ class Repository:
     def add(self, row) -> None:
         self.session.add(row)
 
+    def _listed(self, model, owner_column, owner_key: str | None) -> list:
+        """Rows of `model`, oldest first; only one owner's when `owner_key` is given."""
+        query = select(model).order_by(model.created_at)
+        if owner_key is not None:
+            query = query.where(owner_column == owner_key.lower())
+        return list(self.session.scalars(query))
+
     def remove(self, row) -> None:
         self.session.delete(row)
 
@@ -32,10 +39,7 @@ class Repository:
         return self.session.get(Compute, key.lower())
 
     def computes(self, workspace_key: str | None = None) -> list[Compute]:
-        query = select(Compute).order_by(Compute.created_at)
-        if workspace_key is not None:
-            query = query.where(Compute.workspace_key == workspace_key.lower())
-        return list(self.session.scalars(query))
+        return self._listed(Compute, Compute.workspace_key, workspace_key)
 
     def computes_of_type(self, subscription: str, compute_type: str) -> list[Compute]:
         prefix = f"/subscriptions/{subscription}/".lower()
@@ -109,16 +113,10 @@ class Repository:
         return self.session.scalars(query).first()
 
     def online_endpoints(self, workspace_key: str | None = None) -> list[OnlineEndpoint]:
-        query = select(OnlineEndpoint).order_by(OnlineEndpoint.created_at)
-        if workspace_key is not None:
-            query = query.where(OnlineEndpoint.workspace_key == workspace_key.lower())
-        return list(self.session.scalars(query))
+        return self._listed(OnlineEndpoint, OnlineEndpoint.workspace_key, workspace_key)
 
     def online_deployment(self, key: str) -> OnlineDeployment | None:
         return self.session.get(OnlineDeployment, key.lower())
 
     def online_deployments(self, endpoint_key: str | None = None) -> list[OnlineDeployment]:
-        query = select(OnlineDeployment).order_by(OnlineDeployment.created_at)
-        if endpoint_key is not None:
-            query = query.where(OnlineDeployment.endpoint_key == endpoint_key.lower())
-        return list(self.session.scalars(query))
+        return self._listed(OnlineDeployment, OnlineDeployment.endpoint_key, endpoint_key)

@@ -24,7 +24,9 @@ from emulator.workers import job_runner, protocol
 from emulator.workers.protocol import Attempt
 
 log = logging.getLogger("amlemu.node")
+WORKDIR = "/mnt/azureml/wd"  # the rank's working directory in its container
 GATE = ".amlemu-start"  # in the rank's working directory, while its container waits for a node
+EXIT = ".amlemu-exit"  # in the rank's working directory: the command's exit status, once it has one
 
 
 def _open_up(path: Path) -> None:
@@ -54,6 +56,7 @@ def _lay_out(attempt: Attempt, data_dir: Path) -> None:
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with log_file.open("a") as out:
         out.writelines(f"{note}\n" for note in attempt.notes)
+    log_file.chmod(0o666)  # the job's own output goes straight into it
 
 
 @dataclass(frozen=True)
@@ -70,18 +73,19 @@ def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
     """The rank's container. It waits at its gate (a FIFO in its working directory) until a node takes the
     job, reads there what it needs of that node, and only then runs the command: so it can be started ahead,
     while every node is still busy, and the job begins on a node the moment one is free."""
-    mounts = {str(host_data_dir / attempt.workdir): "/mnt/azureml/wd"}
+    mounts = {str(host_data_dir / attempt.workdir): WORKDIR, str(host_data_dir / attempt.log_file): job_runner.LOG}
     mounts.update({str(host_data_dir / m.source): m.target for m in attempt.mounts})
     # A SIGTERM (a preemption notice) is for the user's code: tini, the container's init, passes it to the
     # whole process group, and the `sh -c` around the command outlives it (a trap that does nothing; its
     # children still get the default action) so the container lasts as long as the code does.
     env = {**attempt.env, "TINI_KILL_PROCESS_GROUP": "1"}
-    command = f"trap : TERM; . ./{GATE}; {attempt.command}"  # the node unlinks the gate once it is open
+    # The node unlinks the gate once it is open.
+    command = f"{job_runner.capture(f'{WORKDIR}/{EXIT}')}; trap : TERM; . ./{GATE}; {attempt.command}"
     return ContainerSpec(name=attempt.container_name, image=attempt.image, command=[command],
                          entrypoint=["/bin/sh", "-c"], labels=attempt.labels, env=env, cpus=attempt.cpus,
                          memory_bytes=attempt.memory_bytes, gpus=attempt.gpus, network=attempt.network,
                          mounts=mounts, read_only=tuple(m.target for m in attempt.mounts if m.read_only),
-                         user=attempt.user, working_dir="/mnt/azureml/wd")
+                         user=attempt.user, working_dir=WORKDIR)
 
 
 def stage(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Path, host_data_dir: Path) -> Observed:
@@ -180,8 +184,14 @@ def execute(message: dict, runtime: Runtime, broker: redis.Redis, node: "NodeIde
     protocol.report(broker, "claimed", attempt, node_id)
     try:
         container = _container_for(attempt, runtime, broker, data_dir, host_data_dir)
+
+        def discard() -> None:
+            runtime.remove(container.id)
+            if attempt.sandbox_pool and (sandbox := container.labels.get("amlemu.sandbox")):
+                protocol.release_sandbox(broker, attempt.sandbox_pool, sandbox)
+
         if not protocol.is_current(broker, attempt.job_key, attempt.attempt):  # cancelled while we set up
-            later(runtime.remove, container.id)
+            later(discard)
             protocol.report(broker, "ended", attempt, node_id, exit_code=None, oom=False, tail="", error=None)
             return "cancelled"
         open_gate(runtime, container, data_dir / attempt.workdir / GATE, node.job_env())
@@ -191,8 +201,8 @@ def execute(message: dict, runtime: Runtime, broker: redis.Redis, node: "NodeIde
             protocol.report(broker, "ended", attempt, node_id, exit_code=outcome.exit_code,
                             oom=outcome.oom_killed, tail=outcome.log_tail, error=None)
 
-        job_runner.run(runtime, container, data_dir / attempt.log_file, ended, later,
-                       memory_limited=attempt.memory_bytes is not None)
+        job_runner.run(runtime, container, data_dir / attempt.log_file, data_dir / attempt.workdir / EXIT, ended,
+                       later, memory_limited=attempt.memory_bytes is not None, discard=discard)
         return "ended"
     except Exception as exc:  # the job fails with the reason; the node stays up for the next one
         log.exception("attempt %s of %s failed to run", attempt.attempt, attempt.job_name)

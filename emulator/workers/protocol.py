@@ -150,6 +150,10 @@ _PUT_BACK = """
 if redis.call('EXISTS', ARGV[1] .. ARGV[2]) == 1 then return 0 end
 return redis.call('SADD', KEYS[1], ARGV[2])
 """
+_RELEASE = """
+redis.call('DEL', ARGV[1] .. ARGV[2])
+return redis.call('SADD', KEYS[1], ARGV[2])
+"""
 _LEASE = "amlemu:sandbox:lease:"
 
 
@@ -171,6 +175,12 @@ def settle_sandbox_lease(broker: redis.Redis, name: str) -> None:
 def put_back_sandbox(broker: redis.Redis, pool: str, name: str) -> None:
     """Free again, unless it was taken a moment ago (its job container may not be listed yet)."""
     broker.eval(_PUT_BACK, 1, sandbox_pool_key(pool), _LEASE, name)
+
+
+def release_sandbox(broker: redis.Redis, pool: str, name: str) -> None:
+    """Its job container is removed: free at once, not after the lease runs out (that alone made the pool too
+    small for one-second jobs, and the rest made namespaces of their own)."""
+    broker.eval(_RELEASE, 1, sandbox_pool_key(pool), _LEASE, name)
 
 
 def free_sandboxes(broker: redis.Redis, pool: str) -> set[str]:

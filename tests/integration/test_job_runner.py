@@ -1,6 +1,7 @@
 """A job container on the real engine: its log lands in the job's file, and its end is told truly."""
 
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -10,42 +11,66 @@ from tests.integration.conftest import NODE_IMAGE
 
 pytestmark = pytest.mark.docker
 IMAGE = NODE_IMAGE
+EXIT = "/mnt/wd/exit"
 
 
-def _spec(command: str, stack: str, memory_bytes: int | None = None) -> ContainerSpec:
-    return ContainerSpec(name=f"amlemu-{stack}-job-{uuid.uuid4().hex[:8]}", image=IMAGE, entrypoint=["/bin/sh", "-c"],
-                         command=[command], labels={"amlemu.stack": stack, "amlemu.role": "job"},
-                         memory_bytes=memory_bytes, cpus=0.5)
+def _start(runtime, tmp_path: Path, command: str, stack: str, memory_bytes: int | None = None):
+    """A container as a node starts one: output into the mounted log, exit status into the mounted dir."""
+    (tmp_path / "wd").mkdir(mode=0o777)
+    log = tmp_path / "user_logs" / "std_log.txt"
+    log.parent.mkdir()
+    log.touch(mode=0o666)
+    spec = ContainerSpec(name=f"amlemu-{stack}-job-{uuid.uuid4().hex[:8]}", image=IMAGE,
+                         entrypoint=["/bin/sh", "-c"], command=[f"{job_runner.capture(EXIT)}; {command}"],
+                         labels={"amlemu.stack": stack, "amlemu.role": "job"}, memory_bytes=memory_bytes, cpus=0.5,
+                         mounts={str(tmp_path / "wd"): "/mnt/wd", str(log): job_runner.LOG})
+    return runtime.run(spec), log, tmp_path / "wd" / "exit"
 
 
 def test_output_goes_to_the_log_and_success_is_reported(runtime, stack, tmp_path):
     ended = []
-    log = tmp_path / "user_logs" / "std_log.txt"
 
     def on_ended(outcome):  # told before the container goes, so the next job need not wait for its removal
         ended.append((outcome, len(runtime.list({"amlemu.stack": stack, "amlemu.role": "job"}))))
 
-    outcome = job_runner.run(runtime, runtime.run(_spec("echo hello; echo oops >&2; echo done", stack)), log,
-                             on_ended)
+    container, log, exit_file = _start(runtime, tmp_path, "echo hello; echo oops >&2; echo done", stack)
+    outcome = job_runner.run(runtime, container, log, exit_file, on_ended)
     assert outcome.succeeded and outcome.exit_code == 0
     assert ended == [(outcome, 1)]
-    # The engine keeps stdout and stderr apart, so lines written at once may swap across the two streams.
-    assert sorted(log.read_text().splitlines()) == ["done", "hello", "oops"]
-    assert sorted(outcome.log_tail.splitlines()) == ["done", "hello", "oops"]
+    # One file, written in order: stderr lands between the lines around it.
+    assert log.read_text().splitlines() == ["hello", "oops", "done"]
+    assert outcome.log_tail.splitlines() == ["hello", "oops", "done"]
     assert not runtime.list({"amlemu.stack": stack, "amlemu.role": "job"})  # removed after
 
 
 def test_a_failing_command_gives_its_exit_code_and_log_tail(runtime, stack, tmp_path):
-    command = "for i in $(seq 1 50); do echo line $i; done; exit 3"
-    outcome = job_runner.run(runtime, runtime.run(_spec(command, stack)), tmp_path / "std_log.txt")
+    container, log, exit_file = _start(runtime, tmp_path, "for i in $(seq 1 50); do echo line $i; done; exit 3",
+                                       stack)
+    outcome = job_runner.run(runtime, container, log, exit_file)
     assert (outcome.exit_code, outcome.succeeded) == (3, False)
+    assert exit_file.read_text().strip() == "3"  # the shell said it, before the engine could
     tail = outcome.log_tail.splitlines()
     assert len(tail) == job_runner.LOG_TAIL_LINES and tail[-1] == "line 50"
 
 
+def test_a_shell_killed_outright_is_told_by_the_engine(runtime, stack, tmp_path):
+    container, log, exit_file = _start(runtime, tmp_path, "echo started; kill -9 $$", stack)
+    outcome = job_runner.run(runtime, container, log, exit_file)
+    assert outcome.exit_code == 137 and not outcome.oom_killed  # no memory limit: not the kernel's doing
+    assert not exit_file.exists()
+    assert outcome.log_tail == "started"
+
+
 def test_running_out_of_memory_is_reported(runtime, stack, tmp_path):
     hog = "python3 -c \"b = bytearray(512 * 1024 * 1024); print('survived')\""
-    outcome = job_runner.run(runtime, runtime.run(_spec(hog, stack, memory_bytes=64 * 1024 * 1024)),
-                             tmp_path / "std_log.txt", memory_limited=True)
+    container, log, exit_file = _start(runtime, tmp_path, hog, stack, memory_bytes=64 * 1024 * 1024)
+    outcome = job_runner.run(runtime, container, log, exit_file, memory_limited=True)
     assert outcome.oom_killed and not outcome.succeeded
-    assert "survived" not in (tmp_path / "std_log.txt").read_text()
+    assert "survived" not in log.read_text()
+
+
+def test_the_tail_is_read_from_the_end_of_a_large_log(tmp_path):
+    log = tmp_path / "std_log.txt"
+    log.write_text("".join(f"line {i}\n" for i in range(100_000)))
+    assert job_runner.tail(log, lines=2) == "line 99998\nline 99999"
+    assert job_runner.tail(tmp_path / "missing.txt") == ""

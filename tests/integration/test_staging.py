@@ -3,8 +3,11 @@ node that frees up first runs the job in the container already there, exactly on
 
 import base64
 import json
+import threading
 
+from emulator.controller.sandboxes import PER_NODE, pool_of
 from emulator.services import jobs
+from emulator.workers import protocol
 from emulator.workers.celery_app import cluster_queue
 from tests import gate
 
@@ -27,6 +30,9 @@ def _busy_node_and_one_ahead(lab, holder: str, ahead: str, command: str):
     lab.cluster(max_nodes=1)
     lab.submit(holder, gate.WAIT)
     lab.wait_status(holder, "Running")
+    # The node's network sandboxes start as it comes up (its first job makes a namespace of its own).
+    pool = protocol.sandbox_pool_key(pool_of(lab.settings, lab.ref.child_id("computes", "cpu")))
+    lab.wait(lambda: len(lab.broker.smembers(pool)) == PER_NODE, 60, "the node's sandboxes")
     lab.submit(ahead, command)
     return lab.wait(lambda: next((c for c in _containers_of(lab, ahead) if c.running), None), 60,
                     f"the container of {ahead} started ahead")
@@ -91,3 +97,35 @@ def test_a_node_lost_while_a_job_waits_ahead_has_its_rank_sent_again(lab):
     assert lab.wait_status("held", "Queued", "Running").attempt == 2  # the job it ran is back in the queue
     gate.release(lab.artifacts("held") / "outputs")
     lab.wait_status("held", "Completed")
+
+
+def test_a_stream_of_short_jobs_runs_in_the_pools_sandboxes_and_the_pool_holds_steady(lab):
+    """Every job borrows a sandbox of the pool and gives it back as its container goes; the pool neither
+    shrinks nor grows meanwhile (sandboxes taken for dead or counted twice while starting made it churn,
+    and jobs then made namespaces of their own: the engine's costliest step)."""
+    lab.cluster(max_nodes=2, idle="PT30M")
+    for name in ("warm-a", "warm-b"):
+        lab.submit(name, gate.WAIT)
+    lab.wait(lambda: len([n for n in lab.nodes() if n.run_id]) == 2, message="both nodes to run a job")
+    for name in ("warm-a", "warm-b"):
+        gate.release(lab.artifacts(name) / "outputs")
+        lab.wait_status(name, "Completed")
+    full = PER_NODE * 2
+    lab.wait(lambda: len([s for s in _sandboxes(lab) if s.running]) == full, 60, f"{full} sandboxes")
+    created: list[dict] = []
+    events = lab.runtime.client.events(decode=True, filters={
+        "type": "container", "event": "create", "label": f"amlemu.stack={lab.settings.stack}"})
+    reader = threading.Thread(target=lambda: created.extend(e["Actor"]["Attributes"] for e in events), daemon=True)
+    reader.start()
+    names = [f"short-{i}" for i in range(12)]
+    for name in names:
+        lab.submit(name, "sleep 0.3")
+    for name in names:
+        lab.wait_status(name, "Completed")
+    events.close()
+    reader.join(10)
+    job_containers = [c for c in created if c.get("amlemu.role") == "job"]
+    assert len(job_containers) == len(names)
+    assert all(c.get("amlemu.sandbox") for c in job_containers), job_containers
+    assert [c for c in created if c.get("amlemu.role") == "sandbox"] == []
+    assert len([s for s in _sandboxes(lab) if s.running]) == full

@@ -57,11 +57,8 @@ def delete_compute(ctx: Ctx, ws: Ws, compute_name: str, underlyingResourceAction
     with ctx.store.transaction() as repo:
         workspaces.get(repo, ws)
         deleted = computes.delete(repo, ws, compute_name, ctx.clock())
-    if deleted is None:
-        return Response(status_code=204)
-    row, op = deleted
-    return lro.accepted(None, 202, lro.status_url(ctx.settings, ws.subscription, row.location, op),
-                        location_header=True)
+    row, op = deleted or (None, None)
+    return lro.started(ctx.settings, ws.subscription, row.location if row else "", op)
 
 
 @router.post(COMPUTE + "/updateIdleShutdownSetting")
