@@ -220,6 +220,10 @@ def train(args: argparse.Namespace, preemption: Preemption) -> int:
             preemption.acknowledge()
             log(f"stopped at step {state['step']}; the next attempt resumes from {CHECKPOINT}")
             return STOPPED
+    # The work is done: a stop signal from here on must not turn it into a failure. Python puts SIGTERM's
+    # default action (death, 143) back while the interpreter exits, so a late SIGTERM would fail the attempt
+    # after its result is written, and the job would run again for nothing. Ignoring it survives the exit.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     write_result(state)
     return 0
 
