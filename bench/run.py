@@ -5,7 +5,8 @@ does), drives it in-process with the unmodified azure-ai-ml SDK, and measures:
 
 1. warm submit → Running: one idle node waiting; against `docker run --rm` of the same image to running;
 2. cold submit → Running: a fresh cluster with no node (0 → 1 node, no provisioning delay); same baseline;
-3. throughput: N × `sleep 1` on 4 idle nodes, first submit → last Completed seen, against N × 1 s / 4.
+3. throughput: N × `sleep 1` on 4 idle nodes, first submit → last Completed seen, against N × 1 s / 4;
+4. idle memory of the whole stack (its services, no node left), fresh and again after all the jobs above.
 
 Every figure is time.perf_counter on this host, medians over --repeat runs, each raw run right before its
 amlemu run; nothing is retried. Next to each run it keeps the stack's own timestamps (the job's status
@@ -365,6 +366,16 @@ def node_cycle(rows: list, events: ContainerEvents, wall0: float) -> dict:
 
 # ---------------------------------------------------------------- report
 
+def idle_memory(client: docker.DockerClient, stack: Stack) -> dict[str, float]:
+    """MiB each of the stack's services uses, as `docker stats` counts it (usage less the inactive page cache)."""
+    used = {}
+    for container in client.containers.list(filters={"label": f"com.docker.compose.project={stack.project}"}):
+        memory = client.api.stats(container.id, stream=False, one_shot=True)["memory_stats"]
+        cache = memory.get("stats", {}).get("inactive_file", memory.get("stats", {}).get("total_inactive_file", 0))
+        used[container.labels.get("com.docker.compose.service", container.name)] = (memory["usage"] - cache) / 2**20
+    return dict(sorted(used.items()))
+
+
 def machine() -> dict:
     cpuinfo = Path("/proc/cpuinfo").read_text()
     models = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
@@ -379,7 +390,7 @@ def machine() -> dict:
 
 
 def rows(results: dict) -> list[dict]:
-    warm, cold, tp = results["warm"], results["cold"], results["throughput"]
+    warm, cold, tp, memory = results["warm"], results["cold"], results["throughput"], results["idle_memory"]
     warm_limit = 1.5 * warm["raw"] + 0.2
     return [
         {"measurement": "warm submit → Running (1 idle node)", "amlemu": warm["amlemu"], "baseline": warm["raw"],
@@ -396,7 +407,16 @@ def rows(results: dict) -> list[dict]:
         {"measurement": "throughput against Docker alone doing each job's work (run, wait, remove; 4 at a time)",
          "amlemu": tp["seconds"], "baseline": tp["raw_docker"], "baseline_is": "Docker alone",
          "ratio": tp["seconds"] / tp["raw_docker"], "target": "(reference, no target)", "pass": None},
+        # Memory has no raw baseline but itself: the same idle stack before any job, against after them all.
+        {"measurement": f"idle memory of the stack ({', '.join(memory['after'])}), no node, after all the jobs above",
+         "amlemu": sum(memory["after"].values()), "baseline": sum(memory["fresh"].values()),
+         "baseline_is": "the same stack idle before any job", "ratio": sum(memory["after"].values())
+         / sum(memory["fresh"].values()), "target": "(reference, no target)", "pass": None, "unit": "MiB"},
     ]
+
+
+def figure(row: dict, key: str) -> str:
+    return f"{row[key]:.0f} MiB" if row.get("unit") == "MiB" else f"{row[key]:.3f} s"
 
 
 def verdict(passed: bool | None, fail: str) -> str:
@@ -417,7 +437,7 @@ def print_table(results: dict) -> None:
     for column in ("measurement", "amlemu", "baseline", "ratio", "target", "result"):
         table.add_column(column, justify="right" if column in ("amlemu", "baseline", "ratio") else "left")
     for r in results["rows"]:
-        table.add_row(r["measurement"], f"{r['amlemu']:.3f} s", f"{r['baseline']:.3f} s ({r['baseline_is']})",
+        table.add_row(r["measurement"], figure(r, "amlemu"), f"{figure(r, 'baseline')} ({r['baseline_is']})",
                       f"{r['ratio']:.2f}×", r["target"], verdict(r["pass"], "[red]FAIL[/]"))
     console.print(table)
     for title, columns, rows_ in breakdowns(results):
@@ -456,7 +476,11 @@ def notes(results: dict) -> str:
             f"{tp['jobs_list']['seconds']:.1f} s. For reference, Docker alone doing what a node does per job (run "
             f"`sleep 1`, wait, remove), {tp['nodes']} at a time, took {tp['raw_docker']:.1f} s for {tp['jobs']} "
             f"({tp['raw_docker'] / tp['ideal']:.2f}× the ideal): {tp['raw_docker'] * tp['nodes'] / tp['jobs']:.2f} s "
-            f"per job and node, against {tp['last_completed_stored'] * tp['nodes'] / tp['jobs']:.2f} s in amlemu.")
+            f"per job and node, against {tp['last_completed_stored'] * tp['nodes'] / tp['jobs']:.2f} s in amlemu.\n\n"
+            f"Idle memory (`docker stats`: usage less the inactive page cache), fresh → after the "
+            f"{tp['jobs_list']['jobs']} jobs, once no node was left: " + ", ".join(
+                f"{name} {results['idle_memory']['fresh'].get(name, 0):.0f} → {used:.0f} MiB"
+                for name, used in results["idle_memory"]["after"].items()) + ".")
 
 
 def replace_section(path: Path, section: str, lines: list[str]) -> None:
@@ -472,7 +496,7 @@ def write_markdown(results: dict, path: Path) -> None:
              "stack of its own; baselines measured in the same run.", "",
              "| measurement | amlemu | baseline | ratio | target | result |", "| --- | --- | --- | --- | --- | --- |"]
     for r in results["rows"]:
-        lines.append(f"| {r['measurement']} | {r['amlemu']:.3f} s | {r['baseline']:.3f} s ({r['baseline_is']}) "
+        lines.append(f"| {r['measurement']} | {figure(r, 'amlemu')} | {figure(r, 'baseline')} ({r['baseline_is']}) "
                      f"| {r['ratio']:.2f}× | {r['target']} | {verdict(r['pass'], '**FAIL**')} |")
     lines += ["", notes(results)]
     for title, columns, rows_ in breakdowns(results):
@@ -501,7 +525,9 @@ def main() -> None:
         ml = MLClient(DefaultAzureCredential(), os.environ["AMLEMU_SUBSCRIPTION_ID"],
                       os.environ["AMLEMU_RESOURCE_GROUP"], os.environ["AMLEMU_WORKSPACE"])
         events = ContainerEvents(client, stack.label)
-        console.print(f"stack {stack.label} on port {stack.port}; warm cluster: min 1, max 1 node")
+        results["idle_memory"] = {"fresh": idle_memory(client, stack)}
+        console.print(f"stack {stack.label} on port {stack.port}; idle memory "
+                      f"{sum(results['idle_memory']['fresh'].values()):.0f} MiB; warm cluster: min 1, max 1 node")
         create_cluster(ml, "bench-warm", 1, 1)
         results["warmup"] = submit_to_running(ml, client, "bench-warm", events, stack, args.poll)
         console.print(f"  warm-up job (not counted): {results['warmup']['seconds']:.3f}s")
@@ -524,6 +550,10 @@ def main() -> None:
         listed = sum(1 for _ in ml.jobs.list())
         results["throughput"]["jobs_list"] = {"jobs": listed, "seconds": time.perf_counter() - started}
         ml.compute.begin_delete("bench-tp").result()
+        runtime = DockerRuntime()
+        wait_until(lambda: not any(c.labels.get("amlemu.role") for c in runtime.list({"amlemu.stack": stack.label})),
+                   timeout=120, interval=0.5, message="the stack's nodes, jobs and sandboxes to be gone")
+        results["idle_memory"]["after"] = idle_memory(client, stack)
         results["throughput"]["raw_docker"] = raw_docker_throughput(client, stack.label, args.jobs)
         events.close()
     results["load"].append(os.getloadavg()[0])
