@@ -241,3 +241,17 @@ def test_runs_without_scheduled_events(tmp_path, undisturbed):
     assert run.finish() == 0, run.output
     assert run.output.count("scheduled events not available") == 1
     assert result(wd) == result(undisturbed[0])
+
+
+def test_a_sigterm_once_the_result_is_written_does_not_fail_the_run(tmp_path, imds):
+    """Python puts SIGTERM's default action back while it exits: a notice landing then would turn a finished
+    attempt into a failed one (143) that runs again. Signalled without pause from the result to its end, it
+    still ends 0."""
+    wd = workdir(tmp_path)
+    run = Run(wd, imds.url)
+    wait_until(lambda: (wd / "outputs" / "result.json").exists() or run.process.poll() is not None, timeout=10,
+               interval=0.001, message="the result")
+    while run.process.poll() is None:
+        run.process.send_signal(signal.SIGTERM)
+    assert run.finish() == 0, run.output
+    assert run.output.count("result written to outputs/result.json") == 1
