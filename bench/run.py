@@ -6,7 +6,8 @@ does), drives it in-process with the unmodified azure-ai-ml SDK, and measures:
 1. warm submit → Running: one idle node waiting; against `docker run --rm` of the same image to running;
 2. cold submit → Running: a fresh cluster with no node (0 → 1 node, no provisioning delay); same baseline;
 3. throughput: N × `sleep 1` on 4 idle nodes, first submit → last Completed seen, against N × 1 s / 4;
-4. idle memory of the whole stack (its services, no node left), fresh and again after all the jobs above.
+4. idle memory of the whole stack (its services, no node left), fresh and again after all the jobs above;
+5. idle CPU: the host's busy time with the fresh stack up and nothing to do, against the host without it.
 
 Every figure is time.perf_counter on this host, medians over --repeat runs, each raw run right before its
 amlemu run; nothing is retried. Next to each run it keeps the stack's own timestamps (the job's status
@@ -53,6 +54,7 @@ HOLD = "sleep 3"  # warm and cold jobs (and the raw containers) run this: long e
 POLL = 0.02  # seconds between ml_client.jobs.get calls while waiting for Running
 NODES = 4  # throughput cluster: min = max = 4
 SETTLED = 2.0  # seconds without a container event before the throughput burst
+IDLE_WINDOW = 20.0  # seconds of host CPU measured without the stack, then with it up and idle
 TERMINAL = {"Completed", "Failed", "Canceled", "NotResponding", "Paused"}
 console = Console(width=None if sys.stdout.isatty() else 150)
 
@@ -376,6 +378,17 @@ def idle_memory(client: docker.DockerClient, stack: Stack) -> dict[str, float]:
     return dict(sorted(used.items()))
 
 
+def host_cpu(seconds: float) -> float:
+    """The host's busy time over the next `seconds`, in % of one core (from /proc/stat)."""
+    def busy() -> tuple[int, int]:
+        ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # less idle and iowait
+    busy0, all0 = busy()
+    time.sleep(seconds)  # noqa: TID251 (the measurement window itself: there is nothing to poll for)
+    busy1, all1 = busy()
+    return 100 * (busy1 - busy0) / (all1 - all0) * (os.cpu_count() or 1)
+
+
 def machine() -> dict:
     cpuinfo = Path("/proc/cpuinfo").read_text()
     models = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
@@ -390,7 +403,8 @@ def machine() -> dict:
 
 
 def rows(results: dict) -> list[dict]:
-    warm, cold, tp, memory = results["warm"], results["cold"], results["throughput"], results["idle_memory"]
+    warm, cold, tp = results["warm"], results["cold"], results["throughput"]
+    memory, idle = results["idle_memory"], results["idle_cpu"]
     warm_limit = 1.5 * warm["raw"] + 0.2
     return [
         {"measurement": "warm submit → Running (1 idle node)", "amlemu": warm["amlemu"], "baseline": warm["raw"],
@@ -412,11 +426,15 @@ def rows(results: dict) -> list[dict]:
          "amlemu": sum(memory["after"].values()), "baseline": sum(memory["fresh"].values()),
          "baseline_is": "the same stack idle before any job", "ratio": sum(memory["after"].values())
          / sum(memory["fresh"].values()), "target": "(reference, no target)", "pass": None, "unit": "MiB"},
+        {"measurement": "idle CPU of the host with the stack up, no node, nothing to do", "amlemu": idle["stack"],
+         "baseline": idle["without"], "baseline_is": "the host without the stack", "ratio": idle["stack"]
+         / max(idle["without"], 0.1), "target": "(reference, no target)", "pass": None, "unit": "% of a core"},
     ]
 
 
 def figure(row: dict, key: str) -> str:
-    return f"{row[key]:.0f} MiB" if row.get("unit") == "MiB" else f"{row[key]:.3f} s"
+    unit = row.get("unit", "s")
+    return f"{row[key]:.3f} s" if unit == "s" else f"{row[key]:.{0 if unit == 'MiB' else 1}f} {unit}"
 
 
 def verdict(passed: bool | None, fail: str) -> str:
@@ -517,7 +535,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE, help="where results.json, RESULTS.md and logs/ go")
     args = parser.parse_args()
     client = docker.from_env()
-    results: dict = {"load": [os.getloadavg()[0]], "poll": args.poll}
+    results: dict = {"load": [os.getloadavg()[0]], "poll": args.poll, "idle_cpu": {"without": host_cpu(IDLE_WINDOW)}}
     with own_stack(args.out / "logs") as stack:
         from azure.ai.ml import MLClient  # after the amlemu env variables are set
         from azure.identity import DefaultAzureCredential
@@ -526,6 +544,7 @@ def main() -> None:
                       os.environ["AMLEMU_RESOURCE_GROUP"], os.environ["AMLEMU_WORKSPACE"])
         events = ContainerEvents(client, stack.label)
         results["idle_memory"] = {"fresh": idle_memory(client, stack)}
+        results["idle_cpu"]["stack"] = host_cpu(IDLE_WINDOW)
         console.print(f"stack {stack.label} on port {stack.port}; idle memory "
                       f"{sum(results['idle_memory']['fresh'].values()):.0f} MiB; warm cluster: min 1, max 1 node")
         create_cluster(ml, "bench-warm", 1, 1)

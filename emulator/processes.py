@@ -3,9 +3,12 @@
 import logging
 import os
 import sys
+import threading
+import time
 
 from emulator.settings import Settings
 
+log = logging.getLogger("amlemu")
 USAGE = "usage: python -m emulator api|controller|node|scoring"
 
 
@@ -17,8 +20,23 @@ def _api(settings: Settings) -> None:
 
     hosts = [settings.public_host, "localhost", "127.0.0.1", "::1", "api", "*.blob.localhost"]
     cert, key = pki.issue_server_cert(settings.ca_dir, list(dict.fromkeys(hosts)))
+    _await_reconcile_pass(settings)
     uvicorn.run(create_app(settings, wake=_waker(settings)), host=settings.listen_host, port=settings.listen_port,
                 ssl_certfile=str(cert), ssl_keyfile=str(key), log_level="info", access_log=False)
+
+
+def _await_reconcile_pass(settings: Settings, limit_seconds: float = 60.0) -> None:
+    """Serve only once the controller has reconciled since this start, so no client sees node or job states
+    nobody has checked (after a restart of the whole stack, say). A controller that does not come within
+    `limit_seconds` is said in the log, and the api serves all the same."""
+    started, alive = time.time(), settings.controller_alive
+    deadline = time.monotonic() + limit_seconds
+    log.info("waiting for the controller's first reconcile pass")
+    while not (alive.exists() and alive.stat().st_mtime >= started):
+        if time.monotonic() > deadline:
+            log.warning("the controller has not reconciled within %g s; serving without it", limit_seconds)
+            return
+        threading.Event().wait(0.05)
 
 
 def _waker(settings: Settings):

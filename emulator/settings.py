@@ -81,6 +81,11 @@ class Settings(BaseSettings):
         return self.data_dir / "routes.changed"
 
     @property
+    def controller_alive(self) -> Path:
+        """Touched by the controller after each reconcile pass (gone while it starts)."""
+        return self.data_dir / "controller.alive"
+
+    @property
     def scoring_url(self) -> str:
         return f"http://127.0.0.1:{self.scoring_port}"
 

@@ -111,7 +111,7 @@ def run(settings: Settings) -> None:
                             lambda: datetime.now(UTC), EnvironmentResolver(EnvironmentImages()))
     log.info("controller started (stack %s, interval %.2fs, time scale %g)", settings.stack,
              settings.reconcile_interval_seconds, settings.time_scale)
-    alive = settings.data_dir / "controller.alive"
+    alive = settings.controller_alive
     alive.unlink(missing_ok=True)
     while not stopping.is_set():
         try:
