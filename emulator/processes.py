@@ -25,16 +25,18 @@ def _api(settings: Settings) -> None:
                 ssl_certfile=str(cert), ssl_keyfile=str(key), log_level="info", access_log=False)
 
 
-def _await_reconcile_pass(settings: Settings, limit_seconds: float = 60.0) -> None:
+def _await_reconcile_pass(settings: Settings) -> None:
     """Serve only once the controller has reconciled since this start, so no client sees node or job states
     nobody has checked (after a restart of the whole stack, say). A controller that does not come within
-    `limit_seconds` is said in the log, and the api serves all the same."""
-    started, alive = time.time(), settings.controller_alive
-    deadline = time.monotonic() + limit_seconds
-    log.info("waiting for the controller's first reconcile pass")
+    `controller_wait_seconds` is said in the log, and the api serves all the same."""
+    started, alive, limit = time.time(), settings.controller_alive, settings.controller_wait_seconds
+    deadline = time.monotonic() + limit
+    if limit:
+        log.info("waiting for the controller's first reconcile pass")
     while not (alive.exists() and alive.stat().st_mtime >= started):
-        if time.monotonic() > deadline:
-            log.warning("the controller has not reconciled within %g s; serving without it", limit_seconds)
+        if time.monotonic() >= deadline:
+            if limit:
+                log.warning("the controller has not reconciled within %g s; serving without it", limit)
             return
         threading.Event().wait(0.05)
 

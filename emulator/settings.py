@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     resource_scale: float = Field(0.25, gt=0)
     provisioning_delay_seconds: float = Field(0.0, ge=0)
     reconcile_interval_seconds: float = Field(0.5, gt=0)
+    # The api serves once the controller has reconciled since the api started, or after this long in any case
+    # (0: at once, for an api run on its own).
+    controller_wait_seconds: float = Field(60.0, ge=0)
 
     node_image: str = "amlemu/emulator:latest"
     instance_image: str = images.INSTANCE_IMAGE  # compute instances: JupyterLab, a terminal, sshd

@@ -33,7 +33,8 @@ def live_api(tmp_path):
     port = _free_port()
     home = tmp_path / "home"
     env = {**_clean_env(), "AMLEMU_DATA_DIR": str(home), "AMLEMU_LISTEN_HOST": "127.0.0.1",
-           "AMLEMU_LISTEN_PORT": str(port), "AMLEMU_PUBLIC_PORT": str(port)}
+           "AMLEMU_LISTEN_PORT": str(port), "AMLEMU_PUBLIC_PORT": str(port),
+           "AMLEMU_CONTROLLER_WAIT_SECONDS": "0"}  # an api on its own: no controller comes
     api = subprocess.Popen([sys.executable, "-m", "emulator", "api"], env=env, cwd=ROOT,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
