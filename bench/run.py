@@ -434,7 +434,7 @@ def rows(results: dict) -> list[dict]:
 
 def figure(row: dict, key: str) -> str:
     unit = row.get("unit", "s")
-    return f"{row[key]:.3f} s" if unit == "s" else f"{row[key]:.{0 if unit == 'MiB' else 1}f} {unit}"
+    return f"{row[key]:.{ {'s': 3, 'MiB': 0}.get(unit, 1)}f} {unit}"
 
 
 def verdict(passed: bool | None, fail: str) -> str:

@@ -30,13 +30,13 @@ def _await_reconcile_pass(settings: Settings) -> None:
     nobody has checked (after a restart of the whole stack, say). A controller that does not come within
     `controller_wait_seconds` is said in the log, and the api serves all the same."""
     started, alive, limit = time.time(), settings.controller_alive, settings.controller_wait_seconds
+    if not limit:
+        return
     deadline = time.monotonic() + limit
-    if limit:
-        log.info("waiting for the controller's first reconcile pass")
+    log.info("waiting for the controller's first reconcile pass")
     while not (alive.exists() and alive.stat().st_mtime >= started):
         if time.monotonic() >= deadline:
-            if limit:
-                log.warning("the controller has not reconciled within %g s; serving without it", limit)
+            log.warning("the controller has not reconciled within %g s; serving without it", limit)
             return
         threading.Event().wait(0.05)
 
