@@ -41,8 +41,9 @@ compose: venv
 	  install -m 0755 "$$($(BIN)/python -c 'import compose, os; print(os.path.join(os.path.dirname(compose.__file__), "docker-compose"))')" $(PLUGIN_DIR)/docker-compose && \
 	  docker compose version; }
 
+# The folder itself stays (it comes with the clone, owned by you: the services run as its owner).
 clean: down
-	rm -rf .amlemu
+	find .amlemu -mindepth 1 -maxdepth 1 ! -name .gitignore -exec rm -rf {} +
 
 # Speed against raw Docker baselines taken in the same run: a stack of its own, the real SDK (several minutes).
 .PHONY: bench

@@ -5,11 +5,14 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 
+from emulator.ownership import run_as_data_owner
 from emulator.settings import Settings
 
 log = logging.getLogger("amlemu")
 USAGE = "usage: python -m emulator api|controller|node|scoring"
+SERVICES = ("api", "controller", "scoring")  # the compose services; nodes run as the controller starts them
 
 
 def _api(settings: Settings) -> None:
@@ -87,4 +90,6 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if argv[0] in SERVICES:
+        run_as_data_owner(settings.data_dir, Path(settings.docker_socket))
     commands[argv[0]](settings)

@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from emulator.domain import images
@@ -15,7 +15,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AMLEMU_", extra="ignore")
 
     data_dir: Path = Path("/var/lib/amlemu")
-    # Where data_dir lives on the Docker host: bind mounts into containers the emulator starts use it.
+    # Where data_dir lives on the Docker host: bind mounts into containers the emulator starts use it. Unset,
+    # the controller reads it off its own container's mounts (controller.main.run).
     host_data_dir: Path | None = None
     database_url: str = ""
     redis_url: str = "redis://redis:6379/0"
@@ -64,6 +65,12 @@ class Settings(BaseSettings):
     scoring_port: int = 8444
     scoring_listen_port: int = 8444
     scoring_refresh_seconds: float = Field(0.25, gt=0)  # how often the router rereads keys, traffic, instances
+
+    @field_validator("host_data_dir", mode="before")
+    @classmethod
+    def _unset_when_empty(cls, value):
+        """An empty value (a compose file's `${VAR:-}`) is unset, not the relative path '.'."""
+        return value or None
 
     @property
     def db_url(self) -> str:

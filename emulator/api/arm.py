@@ -60,7 +60,7 @@ def _cluster_status(row: Compute, nodes: list[Node]) -> dict:
             "currentNodeCount": cluster.current_count(states),
             "targetNodeCount": row.target_nodes,
             "nodeStateCounts": cluster.node_state_counts(states),
-            "errors": None}
+            "errors": row.errors}
 
 
 def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None) -> dict:

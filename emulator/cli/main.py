@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from emulator.cli import demo, instance
-from emulator.cli.stack import ROOT, Stack
+from emulator.cli.stack import ROOT, Stack, record_images
 from emulator.domain import images
 from emulator.errors import EmulatorError
 
@@ -41,11 +41,13 @@ def build() -> None:
         builder = _builder(status)
         builder.ensure_base()
         builder.build("redis", "amlemu/redis:latest")
-        builder.build("emulator", os.environ.get("AMLEMU_IMAGE", "amlemu/emulator:latest"), context=ROOT)
+        image = os.environ.get("AMLEMU_IMAGE", "amlemu/emulator:latest")
+        builder.build("emulator", image, context=ROOT)
         # Stand-ins for the job base images Azure ML's examples use (python:3.x-slim, AzureML openmpi).
         builder.build("stand-ins/python", images.PYTHON_STAND_IN)
         builder.build("stand-ins/azureml", images.AZUREML_STAND_IN, base=images.PYTHON_STAND_IN)
         builder.build("instance", images.INSTANCE_IMAGE)  # compute instances: JupyterLab, a terminal, sshd
+    record_images(image)
     console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")
 
 
@@ -116,6 +118,7 @@ def status() -> None:
     rg = f"/subscriptions/{stack.subscription}/resourceGroups/{stack.resource_group}"
     labs: list[tuple[str, str]] = []
     serving: list[str] = []
+    problems: list[str] = []  # why a compute's nodes or containers would not start
     for ws in client.get(f"{rg}/providers/Microsoft.MachineLearningServices/workspaces").json()["value"]:
         serving += _endpoint_lines(client, ws["id"])
         computes = client.get(f"{ws['id']}/computes").json()["value"]
@@ -124,6 +127,7 @@ def status() -> None:
                 table.add_row(ws["name"], "-", "", "", "", "", "")
                 continue
             p = c["properties"]["properties"]
+            problems += [f"{c['name']}: {e['error']['code']}: {e['error']['message']}" for e in p.get("errors") or []]
             if c["properties"]["computeType"] == "ComputeInstance":
                 table.add_row(ws["name"], f"{c['name']} (instance)", p.get("vmSize"), "Dedicated",
                               f"{c['properties']['provisioningState']} / {p.get('state')}", "", "")
@@ -142,6 +146,8 @@ def status() -> None:
         Console().print(f"{name}: JupyterLab at {url}  (terminal: amlemu instance shell {name})")
     for line in serving:
         Console().print(line)
+    for line in problems:
+        Console().print(f"[red]{line}[/]", highlight=False)
 
 
 def _endpoint_lines(client, workspace_id: str) -> list[str]:
@@ -152,8 +158,10 @@ def _endpoint_lines(client, workspace_id: str) -> list[str]:
         lines.append(f"endpoint {endpoint['name']} ({props['authMode']}, {props['provisioningState']}): "
                      f"{props['scoringUri']}  traffic {props['traffic'] or 'none'}")
         for d in client.get(f"{endpoint['id']}/deployments").json()["value"]:
+            error = d["properties"].get("provisioningErrors")
             lines.append(f"  deployment {d['name']}: {d['properties']['provisioningState']}, "
-                         f"{d['sku']['capacity']} × {d['properties']['instanceType']}")
+                         f"{d['sku']['capacity']} × {d['properties']['instanceType']}"
+                         + (f"  {error['code']}: {error['message'].splitlines()[0]}" if error else ""))
     return lines
 
 

@@ -63,14 +63,11 @@ class Stack:
         return self.home / "ca" / "bundle.pem"
 
     def compose_env(self) -> dict[str, str]:
-        env = {**os.environ, "AMLEMU_HOME": str(self.home), "AMLEMU_HOST_DATA_DIR": str(self.home),
-               "AMLEMU_PORT": str(self.port), "AMLEMU_SCORING_PORT": str(self.scoring_port),
-               "AMLEMU_PROJECT": self.project, "AMLEMU_STACK": self.label,
-               "AMLEMU_UID": str(os.getuid()), "AMLEMU_GID": str(os.getgid())}
-        sock = Path("/var/run/docker.sock")
-        if sock.exists():
-            env["AMLEMU_DOCKER_GID"] = str(sock.stat().st_gid)
-        return env
+        """What compose interpolates: this stack's folder, ports and names. The rest (uid, host data path) the
+        services read off their own mounts, as under a plain `docker compose up`."""
+        return {**os.environ, "AMLEMU_HOME": str(self.home), "AMLEMU_PORT": str(self.port),
+                "AMLEMU_SCORING_PORT": str(self.scoring_port), "AMLEMU_PROJECT": self.project,
+                "AMLEMU_STACK": self.label}
 
     def compose(self, *args: str, capture: bool = False) -> subprocess.CompletedProcess:
         command = compose_command() + ["-f", str(ROOT / "docker-compose.yml"), "-p", self.project, *args]
@@ -127,6 +124,15 @@ class Stack:
                 "AMLEMU_RESOURCE_GROUP": self.resource_group,
                 "AMLEMU_WORKSPACE": self.workspace,
                 "PYTHONPATH": python_path(os.environ.get("PYTHONPATH"))}
+
+
+def record_images(image: str, dotenv: Path = ROOT / ".env") -> None:
+    """Name the emulator image in .env, which a plain `docker compose up` reads: until the images are built,
+    compose stops at once and says to run `make up` (the compose file requires AMLEMU_IMAGE). Other lines stay."""
+    lines = dotenv.read_text().splitlines() if dotenv.exists() else [
+        "# amlemu: written by `amlemu build` (make up, make build) once the images exist; docker compose reads it."]
+    lines = [line for line in lines if not line.startswith("AMLEMU_IMAGE=")] + [f"AMLEMU_IMAGE={image}"]
+    dotenv.write_text("\n".join(lines) + "\n")
 
 
 def apply_client_shim() -> None:

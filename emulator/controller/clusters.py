@@ -15,6 +15,7 @@ import redis
 from emulator.controller.effects import Effects, apply_nodes
 from emulator.controller.jobs import JobScheduler
 from emulator.controller.preemption import Preemptions
+from emulator.controller.start_failures import StartFailures
 from emulator.domain import cluster, vm_sizes
 from emulator.domain.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
@@ -72,6 +73,7 @@ class ClusterReconciler:
         # On the first pass after a start, a node whose container is absent altogether was taken down with
         # the stack (`amlemu down`), not lost: it is forgotten rather than shown unusable.
         self.first_pass = True
+        self.failures = StartFailures()
 
     def node_labels(self) -> dict[str, str]:
         return {"amlemu.stack": self.settings.stack, "amlemu.role": "node"}
@@ -125,8 +127,9 @@ class ClusterReconciler:
             if container is not None and not container.running:
                 effects.remove.append(container.id)
             return
-        if state == NodeState.UNUSABLE:
-            if (now - node.state_changed_at).total_seconds() >= self.settings.scaled(UNUSABLE_KEEP_SECONDS):
+        if state == NodeState.UNUSABLE:  # dropped after the keep time; one that never started, when a retry is due
+            kept = (now - node.state_changed_at).total_seconds() >= self.settings.scaled(UNUSABLE_KEEP_SECONDS)
+            if kept or (node.container_id is None and self.failures.due(compute.key, now)):
                 repo.remove(node)
             return
         if not alive:
@@ -189,7 +192,7 @@ class ClusterReconciler:
         for node_id in plan.remove:
             self._set_state(by_id[node_id], NodeState.LEAVING, now)
             effects.stop.append(by_id[node_id].container_id)
-        # A node that failed to start holds its slot until it is dropped after the keep time: retry then.
+        # A node that failed to start holds its slot until it is dropped when a retry is due (with backoff).
         failed = sum(n.state == NodeState.UNUSABLE and n.container_id is None for n in nodes)
         for _ in range(max(0, plan.add - failed)):
             node = Node(node_id=new_node_id(spec.low_priority), compute_key=compute.key,
@@ -209,16 +212,21 @@ class ClusterReconciler:
             self._start(node_id, spec)
 
     def _start(self, node_id: str, spec: ContainerSpec) -> None:
+        key, what = spec.labels["amlemu.compute-id"], f"node {node_id} of {spec.labels['amlemu.compute']}"
         try:
-            container = self.runtime.run(spec)
-        except Exception as exc:  # the node becomes unusable; the cluster retries after the keep time
-            log.error("node %s failed to start: %s", node_id, exc)
-            container = None
+            container, error = self.runtime.run(spec), None
+            self.failures.started(key, what)
+        except Exception as exc:  # the node becomes unusable and says why; the cluster retries with backoff
+            container, reason = None, getattr(exc, "message", str(exc)).replace(spec.name, "<node>")
+            self.failures.failed(key, what, reason, self.clock())
+            error = {"error": {"code": "NodeSetupFailure", "message": f"Node {node_id} could not start: {reason}"}}
         with self.store.transaction() as repo:
-            node = repo.session.get(Node, node_id)
+            node, compute = repo.session.get(Node, node_id), repo.compute(key)
             if node is None:  # deleted meanwhile: the orphan sweep takes the container
                 return
             if container is None:
                 self._set_state(node, NodeState.UNUSABLE, self.clock())
             else:
                 node.container_id, node.private_ip = container.id, container.ip
+            if compute is not None and (error or compute.errors):
+                compute.errors = [error] if error else None

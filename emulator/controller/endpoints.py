@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 import httpx
 
 from emulator.controller.adoption import reconcile_owned
+from emulator.controller.start_failures import StartFailures
 from emulator.domain import deployments, rollout, serving, vm_sizes
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import EmulatorError
@@ -67,6 +68,7 @@ class EndpointReconciler:
         self.probed: dict[str, Probed] = {}
         self.http = httpx.Client(timeout=2.0)
         self._network_ready = False
+        self.failures = StartFailures()
 
     def close(self) -> None:
         self.workers.shutdown(wait=False, cancel_futures=True)
@@ -120,7 +122,8 @@ class EndpointReconciler:
         step = rollout.plan(instances, row.generation, row.body["sku"]["capacity"], now)
         by_name = {c.name: c for c in containers}
         plan.remove += [by_name[name].id for name in step.remove]
-        plan.start += [self._spec(repo, row, parent.name) for _ in range(step.start)]
+        if self.failures.due(row.key, now):  # else its last start failed (the deployment says why): backoff
+            plan.start += [self._spec(repo, row, parent.name) for _ in range(step.start)]
         self._publish(row, containers, now, step.remove, step.drain)
         if step.settled and row.provisioning_state in BUSY:
             row.provisioning_state, row.modified_at = "Succeeded", now
@@ -293,11 +296,30 @@ class EndpointReconciler:
         if plan.drop_logs is not None:
             shutil.rmtree(plan.drop_logs, ignore_errors=True)
         for spec in plan.start:
+            key, what = spec.labels["amlemu.deployment-id"], f"a model server of deployment {spec.labels['amlemu.deployment']}"
             try:
                 self.runtime.run(spec)
+                if self.failures.started(key, what):
+                    self._start_failed(key, None)
                 log.info("started model server %s", spec.name)
-            except Exception as exc:  # noqa: BLE001 (the next pass tries again)
-                log.error("model server %s failed to start: %s", spec.name, exc)
+            except Exception as exc:  # noqa: BLE001 (the deployment says why; tried again with backoff)
+                reason = getattr(exc, "message", str(exc)).replace(spec.name, "<container>")
+                self.failures.failed(key, what, reason, self.clock())
+                self._start_failed(key, f"The model server of deployment '{spec.labels['amlemu.deployment']}' "
+                                        f"could not start: {reason}")
+                return
+
+    def _start_failed(self, key: str, message: str | None) -> None:
+        """A deployment being made or updated fails with the reason; one that serves keeps serving from the
+        instances it has and shows the reason until a start succeeds (`message` None)."""
+        with self.store.transaction() as repo:
+            row = repo.online_deployment(key)
+            if row is None or row.provisioning_state == "Failed":
+                return
+            if message and row.provisioning_state in BUSY:
+                self._fail(repo, row, self.clock(), "ResourceNotReady", message)
+            else:
+                row.error = message and {"code": "ResourceNotReady", "message": message}
 
     # ---------------------------------------------------------------- probes
 

@@ -21,6 +21,7 @@ from emulator.controller.adoption import reconcile_owned
 from emulator.controller.clusters import node_spec
 from emulator.controller.effects import Effects
 from emulator.controller.jobs import JobScheduler, abandon
+from emulator.controller.start_failures import StartFailures
 from emulator.domain import instance, schedules, vm_sizes
 from emulator.domain.cluster import NodeState
 from emulator.domain.instance import InstanceState, Trigger
@@ -63,6 +64,7 @@ class InstanceReconciler:
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         self.scheduler, self.dispatch = scheduler, dispatch
         self.probed: dict[str, datetime] = {}  # compute key -> last activity probe
+        self.failures = StartFailures()
 
     def tick(self, containers: list[Observed]) -> None:
         """`containers`: the stack's workstation and agent containers."""
@@ -105,6 +107,8 @@ class InstanceReconciler:
         workstation, worker = current.get("instance"), current.get("agent")
         if worker is None or (agent.container_id and agent.container_id != worker.id):
             self._agent_lost(repo, row, agent, worker, now, plan)
+        if (workstation is None or worker is None) and not self.failures.due(row.key, now):
+            return  # its last start failed (the instance says why): tried again with backoff
         if workstation is None:
             plan.start.append(self._workstation_spec(row))
         if worker is None:
@@ -265,13 +269,17 @@ class InstanceReconciler:
         self.dispatch(plan.effects)
         started = []
         for spec in plan.start:
+            what = f"container {spec.labels['amlemu.role']} of compute instance {spec.labels['amlemu.compute']}"
             try:
                 started.append(self.runtime.run(spec))
-            except Exception as exc:  # noqa: BLE001 (the instance says why; the next pass tries again)
-                log.error("instance container %s failed to start: %s", spec.name, exc)
-                self._record(key, lambda repo, row, now, exc=exc: self._failed(repo, row, str(exc), now))
+            except Exception as exc:  # noqa: BLE001 (the instance says why; tried again with backoff)
+                reason = getattr(exc, "message", str(exc)).replace(spec.name, "<container>")
+                self.failures.failed(key, what, reason, self.clock())
+                self._record(key, lambda repo, row, now, why=f"The {what} could not start: {reason}":
+                             self._failed(repo, row, why, now))
                 return
         if started:
+            self.failures.started(key, f"compute instance {started[0].labels.get('amlemu.compute')}")
             self._record(key, lambda repo, row, now: self._started(repo, row, started))
         if plan.probe:
             self._probe(key, plan.probe)
@@ -284,6 +292,8 @@ class InstanceReconciler:
 
     @staticmethod
     def _started(repo: Repository, row: Compute, started: list[Observed]) -> None:
+        if row.instance.get("errors") and instances.state_of(row) in UP:  # what kept it from starting is past
+            row.instance = {**row.instance, "errors": None}
         for container in started:
             if container.labels.get("amlemu.role") == "instance":
                 ports = {str(port): host for port, host in container.ports.items()}
@@ -294,14 +304,15 @@ class InstanceReconciler:
 
     @staticmethod
     def _failed(repo: Repository, row: Compute, message: str, now: datetime) -> None:
-        """Its container could not start (no image, say): the operation fails with the engine's reason."""
+        """Its container could not start (no image, say): the operation in progress fails with the engine's
+        reason; with none in progress (a running instance whose agent went), the instance lists it."""
+        error = {"code": "ComputeInstanceFailed", "message": message}
+        row.instance = {**row.instance, "errors": [{"error": error}]}
         operation = instance.LastOperation.from_row(row.instance["lastOperation"])
         if operation.status != "InProgress":
             return
         state, done = instance.finish(operation, False, now)
-        error = {"code": "ComputeInstanceFailed", "message": message}
-        row.instance = {**row.instance, "state": state.value, "lastOperation": done.to_row(), "errors": [
-            {"error": error}]}
+        row.instance = {**row.instance, "state": state.value, "lastOperation": done.to_row()}
         if operation.name == "Create":
             row.provisioning_state, row.provisioning_errors = "Failed", [{"error": error}]
         operations.finish(repo, row.key, now, status="Failed", error=error)

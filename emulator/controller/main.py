@@ -49,7 +49,7 @@ class Controller:
         scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus))
         self.preemptions = Preemptions(settings, scheduler, entropy, lambda: str(uuid.UUID(int=entropy.getrandbits(128))))
         self.stager = Stager(runtime, broker, settings.data_dir, settings.host_dir)
-        self.sandboxes = Sandboxes(settings, store, runtime, broker)
+        self.sandboxes = Sandboxes(settings, store, runtime, broker, clock)
         self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch,
                                           self.preemptions)
         self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch)
@@ -103,10 +103,25 @@ class Controller:
                 self.runtime.remove(container.id)
 
 
+def _with_host_data_dir(settings: Settings, runtime: DockerRuntime) -> Settings:
+    """Containers the controller starts bind-mount parts of the data folder by their path on the Docker host:
+    read off this container's own mount of it, so a plain `docker compose up` needs no variable set."""
+    if settings.host_data_dir is not None:
+        return settings
+    found = runtime.host_path(settings.data_dir)
+    if found is None:
+        log.info("data folder %s is not a bind mount of this container: containers mount it as is",
+                 settings.data_dir)
+        return settings
+    log.info("data folder %s is %s on the Docker host", settings.data_dir, found)
+    return settings.model_copy(update={"host_data_dir": found})
+
+
 def run(settings: Settings) -> None:
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     runtime = DockerRuntime()
+    settings = _with_host_data_dir(settings, runtime)
     controller = Controller(settings, Store(settings.db_url), runtime, protocol.resilient(settings.redis_url),
                             lambda: datetime.now(UTC), EnvironmentResolver(EnvironmentImages()))
     log.info("controller started (stack %s, interval %.2fs, time scale %g)", settings.stack,

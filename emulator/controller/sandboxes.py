@@ -8,10 +8,13 @@ the next pass.
 import logging
 import secrets
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
 
 import redis
 
+from emulator.controller.start_failures import StartFailures
 from emulator.domain import scheduling
 from emulator.domain.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
@@ -34,8 +37,10 @@ def pool_of(settings: Settings, compute_key: str) -> str:
 
 
 class Sandboxes:
-    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis):
-        self.settings, self.store, self.runtime, self.broker = settings, store, runtime, broker
+    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
+                 clock: Callable[[], datetime]):
+        self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
+        self.failures = StartFailures()  # per pool: a sandbox that would not start is tried again with backoff
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox")
         self.starting: dict[str, dict[str, Future]] = defaultdict(dict)  # pool → name → its start
         self.removing: dict[str, Future] = {}  # by name: never put back while it goes
@@ -76,7 +81,7 @@ class Sandboxes:
             if protocol.withdraw_sandbox(self.broker, pool, name):  # else a job took it just now
                 self._remove(name)
                 surplus -= 1
-        for _ in range(max(0, -surplus)):
+        for _ in range(max(0, -surplus) if self.failures.due(pool, self.clock()) else 0):
             name = f"amlemu-{self.settings.stack}-sandbox-{secrets.token_hex(6)}"
             self.starting[pool][name] = self.workers.submit(self._start, pool, name)
         if not self.starting[pool]:
@@ -91,7 +96,9 @@ class Sandboxes:
                 name=name, image=self.settings.node_image, command=["infinity"], entrypoint=["sleep"],
                 labels={"amlemu.stack": self.settings.stack, "amlemu.role": "sandbox", "amlemu.pool": pool},
                 memory_bytes=MEMORY_BYTES, network=self.settings.jobs_network, user=self.settings.job_user))
-        except Exception as exc:  # jobs use namespaces of their own meanwhile; the next pass tries again
-            log.warning("could not start network sandbox %s: %s", name, exc)
+        except Exception as exc:  # jobs use namespaces of their own meanwhile; tried again with backoff
+            reason = getattr(exc, "message", str(exc)).replace(name, "<sandbox>")
+            self.failures.failed(pool, f"a network sandbox of {pool}", reason, self.clock())
             return
+        self.failures.started(pool, f"a network sandbox of {pool}")
         protocol.put_back_sandbox(self.broker, pool, name)

@@ -2,8 +2,9 @@
 
 import os
 import re
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
@@ -38,6 +39,13 @@ def _summarised(summary: dict) -> Observed:
                     labels=summary.get("Labels") or {}, running=summary.get("State") == "running",
                     exit_code=int(exited.group(1)) if exited else None, oom_killed=False, ip=_first_ip(summary),
                     ports=ports)
+
+
+def own_container_id(mountinfo: str) -> str | None:
+    """This process's container, from the engine's per-container files mounted into it (/etc/hostname and
+    /etc/resolv.conf come from /var/lib/docker/containers/<id>/); None outside a container."""
+    found = re.search(r"/containers/([0-9a-f]{64})/(?:hostname|hosts|resolv\.conf)\s", mountinfo)
+    return found.group(1) if found else None
 
 
 class DockerRuntime:
@@ -207,6 +215,17 @@ class DockerRuntime:
             pass
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
+
+    def host_path(self, path: Path) -> Path | None:
+        """Where `path`, bind-mounted into this process's own container, lives on the Docker host (containers
+        the emulator starts mount host paths, as siblings); None outside a container or for another mount."""
+        try:
+            own = own_container_id(Path("/proc/self/mountinfo").read_text())
+            mounts = self.client.api.inspect_container(own)["Mounts"] if own else []
+        except (OSError, APIError, DockerException):
+            return None
+        return next((Path(m["Source"]) for m in mounts
+                     if m.get("Type") == "bind" and Path(m["Destination"]) == path), None)
 
     def has_gpus(self) -> bool:
         """NVIDIA GPUs reach containers through the nvidia runtime; without it there are none to give."""

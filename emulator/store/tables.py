@@ -50,6 +50,8 @@ class Compute(Base):
     allocation_state: Mapped[str] = mapped_column(default="Steady")
     allocation_changed_at: Mapped[datetime | None] = mapped_column(default=None)
     target_nodes: Mapped[int] = mapped_column(Integer, default=0)
+    # AmlCompute's `errors`: what kept its latest node from starting (ARM ErrorResponses); None once one starts.
+    errors: Mapped[list | None] = mapped_column(JSON, default=None)
     # The emulator's own preemption settings for this cluster (domain.preemption.Policy.to_row), and the
     # random timeline's progress: {"seed", "since", "done"}. None: the global settings, nothing drawn yet.
     preemption: Mapped[dict | None] = mapped_column(JSON, default=None)

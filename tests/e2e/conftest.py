@@ -1,47 +1,28 @@
 """A composed amlemu stack of its own (project, port, data folder, network) for the end-to-end tests."""
 
 import os
-import socket
-import uuid
 
 import httpx
 import pytest
 
 from emulator.cli.stack import Stack, apply_client_shim
 from emulator.runtime.docker import DockerRuntime
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.e2e import stacks
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory) -> Stack:
-    suffix = uuid.uuid4().hex[:6]
-    env = {"AMLEMU_HOME": str(tmp_path_factory.mktemp("amlemu-home")), "AMLEMU_PORT": str(_free_port()),
-           "AMLEMU_SCORING_PORT": str(_free_port()),
-           "AMLEMU_PROJECT": f"amlemu-e2e-{suffix}", "AMLEMU_STACK": f"e2e-{suffix}",
-           "AMLEMU_NETWORK": f"amlemu-e2e-{suffix}", "AMLEMU_TIME_SCALE": "1.0"}
+    env = stacks.own_env(tmp_path_factory.mktemp("amlemu-home"), "e2e")
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    stack = Stack.from_env()
-    stack.compose("up", "-d", capture=True)
+    stack = stacks.compose_up(env)
     try:
         assert stack.wait_healthy(timeout=120), stack.compose("logs", capture=True).stdout
         os.environ.update(stack.env_vars())
         apply_client_shim()  # as PYTHONPATH would at start-up
         yield stack
     finally:
-        runtime = DockerRuntime()
-        stack.compose("stop", "controller", capture=True)
-        for role in ("node", "job", "sandbox", "instance", "agent", "model-server"):
-            for container in runtime.list({"amlemu.stack": env["AMLEMU_STACK"], "amlemu.role": role}):
-                runtime.remove(container.id)
-        stack.compose("down", "-v", capture=True)
-        for volume in runtime.volumes({"amlemu.stack": env["AMLEMU_STACK"]}):  # compute instances' homes
-            runtime.remove_volume(volume)
-        runtime.remove_network(f"{env['AMLEMU_NETWORK']}-jobs")
+        stacks.remove(stack)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
