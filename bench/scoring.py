@@ -33,6 +33,8 @@ import httpx  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from bench.run import machine, own_stack, replace_section  # noqa: E402
+from emulator import tokens  # noqa: E402
+from emulator.domain import serving  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -44,8 +46,9 @@ ROUNDS = 4  # alternating throughput rounds; the median of each side's
 console = Console()
 
 
-def deploy(ml, workdir: Path) -> tuple[str, str, str]:
-    """(scoring URI, key, the instance's address on the scoring network)."""
+def deploy(ml, workdir: Path, secret: bytes) -> tuple[str, str, str, dict]:
+    """(scoring URI, key, the instance's address on the scoring network, the headers it asks of a direct call: the
+    deployment's server key, which the router adds to each request it forwards)."""
     from azure.ai.ml.entities import (CodeConfiguration, Environment, ManagedOnlineDeployment, ManagedOnlineEndpoint,
                                       Model, ProbeSettings)
 
@@ -65,7 +68,8 @@ def deploy(ml, workdir: Path) -> tuple[str, str, str]:
     ml.online_endpoints.begin_create_or_update(endpoint).result()
     key = ml.online_endpoints.get_keys(name).primary_key
     (server,) = DockerRuntime().list({"amlemu.role": "model-server", "amlemu.endpoint": name})
-    return endpoint.scoring_uri, key, f"http://{server.ip}:5001/score"
+    direct_key = serving.server_key(secret, server.labels["amlemu.deployment-id"])
+    return endpoint.scoring_uri, key, f"http://{server.ip}:5001/score", {serving.KEY_HEADER: direct_key}
 
 
 async def latencies(client: httpx.AsyncClient, url: str, headers: dict, count: int) -> list[float]:
@@ -94,19 +98,20 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def measure(uri: str, key: str, direct: str, requests: int, concurrency: int) -> dict:
+async def measure(uri: str, key: str, direct: str, direct_headers: dict, requests: int, concurrency: int) -> dict:
     auth = {"Authorization": f"Bearer {key}"}
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=30, limits=limits) as client:
         await latencies(client, uri, auth, 200)  # warm: connections, the server's first requests
-        await latencies(client, direct, {}, 200)
+        await latencies(client, direct, direct_headers, 200)
         via, straight = [], []
         for _ in range(max(1, requests // BLOCK)):
             via += await latencies(client, uri, auth, BLOCK)
-            straight += await latencies(client, direct, {}, BLOCK)
+            straight += await latencies(client, direct, direct_headers, BLOCK)
         rates: dict[str, list[float]] = {"via": [], "straight": []}
         for _ in range(ROUNDS):  # alternating rounds as well: a shared machine's load shifts over a minute
-            rates["straight"].append(await throughput(client, direct, {}, requests // ROUNDS, concurrency))
+            rates["straight"].append(await throughput(client, direct, direct_headers, requests // ROUNDS,
+                                                      concurrency))
             rates["via"].append(await throughput(client, uri, auth, requests // ROUNDS, concurrency))
         rps_straight, rps_via = statistics.median(rates["straight"]), statistics.median(rates["via"])
     ms = 1000.0
@@ -163,9 +168,9 @@ def main() -> None:
             raise SystemExit("the scoring router did not answer")
         ml = MLClient(DefaultAzureCredential(), stack.subscription, stack.resource_group, stack.workspace)
         with tempfile.TemporaryDirectory() as workdir:
-            uri, key, direct = deploy(ml, Path(workdir))
+            uri, key, direct, direct_headers = deploy(ml, Path(workdir), tokens.load_secret(stack.home / "token.key"))
         console.print(f"measuring {uri} against {direct}")
-        report = asyncio.run(measure(uri, key, direct, args.requests, args.concurrency))
+        report = asyncio.run(measure(uri, key, direct, direct_headers, args.requests, args.concurrency))
     report["verdicts"], report["machine"] = verdicts(report), machine()
     report["load"] = [load_before, os.getloadavg()[0]]
     (args.out / "scoring.json").write_text(json.dumps(report, indent=2) + "\n")

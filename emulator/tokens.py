@@ -4,6 +4,7 @@ The SDK decodes them unverified (aud, tid, oid); the management API verifies the
 """
 
 import hmac
+import os
 import secrets
 import time
 import uuid
@@ -19,10 +20,19 @@ LIFETIME_SECONDS = 24 * 3600
 
 
 def load_secret(path: Path) -> bytes:
+    """The stack's secret, made by whichever service starts first: written aside and linked into place, so two
+    starting at once cannot each keep a secret of their own (the api, the controller and the router must agree)."""
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(secrets.token_bytes(32))
-        path.chmod(0o600)
+        draft = path.with_name(f".{path.name}.{os.getpid()}")
+        draft.write_bytes(secrets.token_bytes(32))
+        draft.chmod(0o600)
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
     return path.read_bytes()
 
 

@@ -16,6 +16,7 @@ from emulator.controller.effects import Effects, apply_nodes
 from emulator.controller.jobs import JobScheduler
 from emulator.controller.preemption import Preemptions
 from emulator.controller.start_failures import StartFailures
+from emulator.controller.steps import Steps
 from emulator.domain import cluster, vm_sizes
 from emulator.domain.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
@@ -74,6 +75,7 @@ class ClusterReconciler:
         # the stack (`amlemu down`), not lost: it is forgotten rather than shown unusable.
         self.first_pass = True
         self.failures = StartFailures()
+        self.steps = Steps()
 
     def node_labels(self) -> dict[str, str]:
         return {"amlemu.stack": self.settings.stack, "amlemu.role": "node"}
@@ -86,8 +88,9 @@ class ClusterReconciler:
         with self.store.transaction() as repo:
             keys = [c.key for c in repo.computes() if c.compute_type == "AmlCompute"]
         live: set[str] = set()
-        for key in keys:
-            live |= self.reconcile(key, observed, now)
+        for key in keys:  # each on its own: a cluster that fails keeps its nodes, the others go on
+            if not self.steps.run(f"cluster {key}", lambda k=key: live.update(self.reconcile(k, observed, now))):
+                live.update(n for n, c in observed.items() if c.labels.get("amlemu.compute-id") == key)
         self.first_pass = False
         for node_id, container in observed.items():
             if node_id not in live:

@@ -23,12 +23,14 @@ import httpx
 
 from emulator.controller.adoption import reconcile_owned
 from emulator.controller.start_failures import StartFailures
+from emulator.controller.steps import Steps
+from emulator import tokens
 from emulator.domain import deployments, rollout, serving, vm_sizes
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import EmulatorError
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import endpoints, operations
-from emulator.workers import job_runner
+from emulator.workers import attempts, job_runner
 from emulator.services.environments import Prepared
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -69,6 +71,8 @@ class EndpointReconciler:
         self.http = httpx.Client(timeout=2.0)
         self._network_ready = False
         self.failures = StartFailures()
+        self.secret = tokens.load_secret(settings.data_dir / "token.key")  # model servers' keys derive from it
+        self.steps = Steps()  # each record's reconcile on its own
 
     def close(self) -> None:
         self.workers.shutdown(wait=False, cancel_futures=True)
@@ -83,7 +87,7 @@ class EndpointReconciler:
         if keys and not self._network_ready:
             self.runtime.ensure_network(self.settings.scoring_network, {"amlemu.stack": self.settings.stack})
             self._network_ready = True
-        reconcile_owned(keys, containers, "amlemu.deployment-id", self.reconcile, self.runtime, "model server")
+        reconcile_owned(keys, containers, "amlemu.deployment-id", self.reconcile, self.runtime, "model server", self.steps)
         seen = {c.name for c in containers}
         self.probed = {name: p for name, p in self.probed.items() if name in seen}
 
@@ -252,8 +256,7 @@ class EndpointReconciler:
 
     @staticmethod
     def _ref(row: OnlineDeployment) -> WorkspaceRef:
-        parts = row.endpoint_key.split("/")
-        return WorkspaceRef(parts[2], parts[4], parts[8])
+        return WorkspaceRef.from_key(row.endpoint_key)
 
     def _logs(self, endpoint: str, deployment: str, make: bool = True) -> Path:
         folder = endpoints.logs_dir(self.settings, endpoint, deployment)
@@ -278,7 +281,8 @@ class EndpointReconciler:
         logs = self._logs(endpoint, row.name).relative_to(self.settings.data_dir)
         host = self.settings.host_dir
         model_target = f"{model_dir}/{PurePosixPath(model).name}"
-        env = {**props["environmentVariables"], "AZUREML_MODEL_DIR": model_dir, "AML_APP_ROOT": app_root,
+        env = {**props["environmentVariables"], serving.KEY_ENV: serving.server_key(self.secret, row.key),
+               "AZUREML_MODEL_DIR": model_dir, "AML_APP_ROOT": app_root,
                "AZUREML_ENTRY_SCRIPT": f"{app_root}/{props['codeConfiguration']['scoringScript']}",
                "AMLEMU_LOG_FILE": f"/var/azureml-logs/{name}.log", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}
         return ContainerSpec(
@@ -288,7 +292,8 @@ class EndpointReconciler:
                     "amlemu.workspace": ref.name, "amlemu.generation": str(row.generation)},
             env=env, cpus=cpus, memory_bytes=memory, network=self.settings.scoring_network,
             mounts={str(host / code): app_root, str(host / model): model_target, str(host / logs): "/var/azureml-logs"},
-            read_only=(app_root, model_target), user=self.settings.job_user, working_dir=app_root)
+            read_only=(app_root, model_target), user=self.settings.job_user, working_dir=app_root,
+            drop_capabilities=True, pids_limit=attempts.JOB_PIDS_LIMIT)
 
     def _carry_out(self, plan: Plan) -> None:
         for container_id in plan.remove:
@@ -344,7 +349,7 @@ class EndpointReconciler:
                     (state.last and (now - state.last).total_seconds() < period) or not container.ip:
                 continue
             state.last = now
-            healthy = self._healthy(container.ip, readiness.timeout)
+            healthy = self._healthy(container.ip, readiness.timeout, key)
             state.successes, state.failures = (state.successes + 1, 0) if healthy else (0, state.failures + 1)
             if healthy and state.successes >= readiness.success_threshold:
                 state.ready = state.ever_ready = True
@@ -357,8 +362,9 @@ class EndpointReconciler:
                 dead.add(container.id)
         return dead
 
-    def _healthy(self, ip: str, timeout: float) -> bool:
+    def _healthy(self, ip: str, timeout: float, deployment_key: str) -> bool:
+        key = {serving.KEY_HEADER: serving.server_key(self.secret, deployment_key)}
         try:
-            return self.http.get(f"http://{ip}:{serving.PORT}/", timeout=timeout).status_code == 200
+            return self.http.get(f"http://{ip}:{serving.PORT}/", timeout=timeout, headers=key).status_code == 200
         except httpx.HTTPError:
             return False

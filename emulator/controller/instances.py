@@ -22,6 +22,7 @@ from emulator.controller.clusters import node_spec
 from emulator.controller.effects import Effects
 from emulator.controller.jobs import JobScheduler, abandon
 from emulator.controller.start_failures import StartFailures
+from emulator.controller.steps import Steps
 from emulator.domain import instance, schedules, vm_sizes
 from emulator.domain.cluster import NodeState
 from emulator.domain.instance import InstanceState, Trigger
@@ -65,12 +66,13 @@ class InstanceReconciler:
         self.scheduler, self.dispatch = scheduler, dispatch
         self.probed: dict[str, datetime] = {}  # compute key -> last activity probe
         self.failures = StartFailures()
+        self.steps = Steps()  # each record's reconcile on its own
 
     def tick(self, containers: list[Observed]) -> None:
         """`containers`: the stack's workstation and agent containers."""
         with self.store.transaction() as repo:
             keys = [c.key for c in repo.computes() if c.compute_type == "ComputeInstance"]
-        reconcile_owned(keys, containers, "amlemu.compute-id", self.reconcile, self.runtime, "instance container")
+        reconcile_owned(keys, containers, "amlemu.compute-id", self.reconcile, self.runtime, "instance container", self.steps)
 
     def reconcile(self, key: str, containers: list[Observed]) -> None:
         now = self.clock()

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from emulator.controller import launch
+from emulator.controller.steps import Steps
 from emulator.controller.effects import Effects
 from emulator.controller.sandboxes import pool_of
 from emulator.domain import jobs as job_rules
@@ -217,6 +218,7 @@ class JobReconciler:
         self.settings, self.prepare, self.cached = settings, prepare, cached
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="environment")
         self.preparing: dict[str, Future] = {}
+        self.steps = Steps()
 
     # events from nodes
     def apply_event(self, repo: Repository, event: dict, now: datetime, effects: Effects) -> None:
@@ -300,8 +302,9 @@ class JobReconciler:
         starting = repo.jobs_in(STARTING)
         for key in set(self.preparing) - {j.key for j in starting}:  # cancelled while its image builds
             self.preparing.pop(key)
-        for job in starting:
-            self._advance(repo, job, now)
+        for job in starting:  # each on its own: one whose preparation raises must not hold up the others
+            with repo.session.begin_nested():
+                self.steps.run(f"preparing job {job.name}", self._advance, repo, job, now)
         for job in repo.jobs_in((S.QUEUED.value,)):
             if repo.compute(job.compute_key) is None:
                 self._fail(job, now, f"The compute cluster {job.body.get('computeId')} was deleted.")
@@ -327,7 +330,7 @@ class JobReconciler:
             self._fail(job, now, f"The environment {job.body['environmentId']} no longer exists.")
             return
         try:
-            prepared = self._prepared(job, environment.body, self._build_log(repo, job))
+            prepared = self._prepared(job, environment.body, self._build_log(job))
         except EmulatorError as exc:
             self._fail(job, now, exc.message)
             return
@@ -335,9 +338,9 @@ class JobReconciler:
             job.image, job.notes = prepared.image, list(prepared.notes)
             transition(job, S.QUEUED, now)
 
-    def _build_log(self, repo: Repository, job: Job) -> Path:
-        """Azure's name for the image build's log, among the job's artifacts."""
-        job_dir = artifacts.directory(WorkspaceRef.of(repo.workspace(job.workspace_key)), job.name)
+    def _build_log(self, job: Job) -> Path:
+        """Azure's name for the image build's log, among the job's artifacts (its workspace may be gone)."""
+        job_dir = artifacts.directory(WorkspaceRef.from_key(job.workspace_key), job.name)
         return self.settings.data_dir / job_dir / artifacts.BUILD_LOG
 
     def _prepared(self, job: Job, environment: dict, build_log: Path):

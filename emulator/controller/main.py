@@ -20,9 +20,11 @@ from emulator.controller.effects import Effects, apply_jobs
 from emulator.controller.endpoints import EndpointReconciler
 from emulator.controller.instances import InstanceReconciler
 from emulator.controller.jobs import JobReconciler, JobScheduler
+from emulator.controller.leftovers import Leftovers
 from emulator.controller.preemption import Preemptions
 from emulator.controller.sandboxes import Sandboxes
 from emulator.controller.staging import Stager
+from emulator.controller.steps import Steps
 from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
@@ -55,6 +57,8 @@ class Controller:
         self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch)
         self.endpoints = EndpointReconciler(settings, store, runtime, clock,
                                             ServingImages(resolver).prepare)
+        self.steps = Steps()
+        self.leftovers = Leftovers(settings, store)
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""
@@ -76,20 +80,31 @@ class Controller:
         self._dispatch(effects)
 
     def tick(self, wait_seconds: float = 0.0) -> None:
-        protocol.consume(self.broker, "controller", self._apply_event, block_ms=int(wait_seconds * 1000))
+        """One pass: node reports, jobs, then each kind of container against the store. Each step on its own."""
+        steps = self.steps
+        if not steps.run("events", protocol.consume, self.broker, "controller", self._apply_event,
+                         int(wait_seconds * 1000)):
+            threading.Event().wait(wait_seconds)  # the stream's wait did not happen: the loop must not spin
+        steps.run("jobs", self._jobs_tick)
+        steps.run("deleted workspaces", self.leftovers.tick)
+        by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}
+        if not steps.run("containers", self._list_containers, by_role):
+            return  # without the engine's view nothing below can be decided
+        steps.run("clusters", self.clusters.tick, by_role["node"])
+        steps.run("instances", self.instances.tick, by_role["instance"] + by_role["agent"])
+        steps.run("job containers", self._sweep, by_role["job"])
+        steps.run("sandboxes", self.sandboxes.tick, by_role["sandbox"], by_role["job"])
+        steps.run("endpoints", self.endpoints.tick, by_role["model-server"])
+
+    def _jobs_tick(self) -> None:
         effects = Effects()
         with self.store.transaction() as repo:
             self.jobs.tick(repo, self.clock(), effects)
         self._dispatch(effects)
-        containers = self.runtime.list({"amlemu.stack": self.settings.stack})  # one engine call per pass
-        by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}
-        for container in containers:
+
+    def _list_containers(self, by_role: dict[str, list[Observed]]) -> None:
+        for container in self.runtime.list({"amlemu.stack": self.settings.stack}):  # one engine call per pass
             by_role.get(container.labels.get("amlemu.role", ""), []).append(container)
-        self.clusters.tick(by_role["node"])
-        self.instances.tick(by_role["instance"] + by_role["agent"])
-        self._sweep(by_role["job"])
-        self.sandboxes.tick(by_role["sandbox"], by_role["job"])
-        self.endpoints.tick(by_role["model-server"])
 
     def _sweep(self, containers: list[Observed]) -> None:
         """Job containers of no current attempt (cancelled, requeued, ended) go."""

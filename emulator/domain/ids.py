@@ -26,6 +26,13 @@ class WorkspaceRef:
         """The ref of a stored workspace (anything with subscription, resource_group and name)."""
         return cls(row.subscription, row.resource_group, row.name)
 
+    @classmethod
+    def from_key(cls, key: str) -> "WorkspaceRef":
+        """The ref a stored key names (a workspace's or any of its children's, lower-cased ARM ids): what a
+        record still says of its workspace once that is deleted."""
+        parts = key.split("/")
+        return cls(parts[2], parts[4], parts[8])
+
     def child_id(self, kind: str, name: str) -> str:
         return f"{self.arm_id}/{kind}/{name}"
 

@@ -32,6 +32,7 @@ class ContainerSpec:
     # picks one, as it also does when the wanted one is taken.
     ports: dict[int, int | None] = field(default_factory=dict)
     drop_capabilities: bool = False  # no Linux capabilities at all (a workstation that runs no root process)
+    pids_limit: int | None = None  # processes and threads the container may have at once (a fork bomb stops there)
 
 
 @dataclass(frozen=True)

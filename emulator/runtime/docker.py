@@ -83,6 +83,8 @@ class DockerRuntime:
             kwargs["ports"] = {f"{port}/tcp": ("127.0.0.1", host) for port, host in spec.ports.items()}
         if spec.drop_capabilities:
             kwargs["cap_drop"] = ["ALL"]
+        if spec.pids_limit:
+            kwargs["pids_limit"] = spec.pids_limit
         if spec.gpus:
             kwargs["device_requests"] = [docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])]
         return kwargs

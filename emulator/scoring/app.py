@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from emulator import tokens
 from emulator.domain import endpoints as rules
+from emulator.domain import serving
 from emulator.errors import Unauthorized
 from emulator.scoring import forward, table
 from emulator.services import endpoints as endpoint_service
@@ -29,6 +30,7 @@ from emulator.store.db import Store
 
 log = logging.getLogger("amlemu.scoring")
 DEPLOYMENT_HEADER = b"azureml-model-deployment"  # raw ASGI headers are bytes
+SERVER_KEY = serving.KEY_HEADER.encode()  # added to each request forwarded: model servers refuse any without it
 FORWARDED = {b"content-type", b"accept", b"x-ms-client-request-id", b"x-request-id"}
 
 
@@ -65,7 +67,7 @@ class Router:
     async def refresh(self) -> None:
         async with self._reading:
             started, seen = time.monotonic(), table.changed_at(self.settings.routes_changed)
-            self.routes = await asyncio.to_thread(table.load, self.store)
+            self.routes = await asyncio.to_thread(table.load, self.store, self.secret)
             self._refreshed, self._seen = started, seen  # the table is the store as of then
 
     async def refresh_since(self, moment: float) -> None:
@@ -192,7 +194,8 @@ class Router:
         # Each instance twice: a kept connection the server has just closed fails once, a fresh one does not.
         for address in instances + instances:
             try:
-                response = await self.pool.request(address, method, path, headers, body, deployment.timeout)
+                response = await self.pool.request(address, method, path, [*headers, (SERVER_KEY, deployment.server_key)],
+                                                   body, deployment.timeout)
             except asyncio.TimeoutError:
                 raise Reply(408, f"Deployment '{deployment.name}' did not answer within its request timeout of "
                                  f"{deployment.timeout:g} s (requestSettings.requestTimeout).") from None

@@ -4,7 +4,7 @@ its deployments. Rebuilt from the database every refresh; requests only read the
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emulator.domain import durations
+from emulator.domain import durations, serving
 from emulator.store.db import Store
 
 
@@ -13,6 +13,7 @@ class Deployment:
     name: str
     addresses: tuple[str, ...]  # host:port of ready instances
     timeout: float  # requestSettings.requestTimeout, seconds
+    server_key: bytes = b""  # what its model servers ask of every request (domain.serving.server_key)
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def changed_at(marker: Path) -> int:
         return 0
 
 
-def load(store: Store) -> dict[str, Endpoint]:
+def load(store: Store, secret: bytes) -> dict[str, Endpoint]:
     """Endpoints by lower-cased name (scoring URLs name endpoints alone)."""
     table: dict[str, Endpoint] = {}
     with store.reading() as repo:
@@ -51,7 +52,9 @@ def load(store: Store) -> dict[str, Endpoint]:
                 continue
             addresses = tuple(i["address"] for i in row.instances if i.get("ready") and not i.get("drainingSince"))
             timeout = durations.parse_seconds(row.body["properties"]["requestSettings"]["requestTimeout"], "timeout")
-            by_endpoint.setdefault(row.endpoint_key, {})[row.name.lower()] = Deployment(row.name, addresses, timeout)
+            server_key = serving.server_key(secret, row.key).encode()
+            by_endpoint.setdefault(row.endpoint_key, {})[row.name.lower()] = Deployment(row.name, addresses, timeout,
+                                                                                        server_key)
         for row in repo.online_endpoints():
             if row.provisioning_state == "Deleting":
                 continue

@@ -21,5 +21,6 @@ class ServingImages:
                 return Prepared(tag, environment.notes)
             progress(f"amlemu: building serving image {tag}: {environment.image} plus {serving.SERVER_PACKAGE}")
             self.engine.build_environment(tag, serving.dockerfile(environment.image),
-                                          {"amlemu-serve": serving.START_SCRIPT}, progress)
+                                          {"amlemu-serve": serving.START_SCRIPT,
+                                           "amlemu-serve-gunicorn.py": serving.GUARD_CONFIG}, progress)
         return Prepared(tag, environment.notes, built=True)

@@ -78,6 +78,9 @@ class Repository:
             query = query.where(func.lower(AssetVersion.name) == name.lower())
         return list(self.session.scalars(query.order_by(AssetVersion.created_at, AssetVersion.key)))
 
+    def all_asset_versions(self, workspace_key: str) -> list[AssetVersion]:
+        return list(self.session.scalars(select(AssetVersion).where(AssetVersion.workspace_key == workspace_key)))
+
     def assets_by_hash(self, workspace_key: str, kind: str, content_hash: str,
                        hash_version: str | None) -> list[AssetVersion]:
         query = select(AssetVersion).where(AssetVersion.workspace_key == workspace_key.lower(),
@@ -93,6 +96,11 @@ class Repository:
     def jobs(self, workspace_key: str) -> list[Job]:
         query = select(Job).where(Job.workspace_key == workspace_key.lower())
         return list(self.session.scalars(query.order_by(Job.created_at.desc(), Job.key)))
+
+    def orphan_jobs(self) -> list[Job]:
+        """Jobs whose workspace is gone (deleted with it), oldest first."""
+        query = select(Job).where(Job.workspace_key.not_in(select(Workspace.key)))
+        return list(self.session.scalars(query.order_by(Job.created_at, Job.key)))
 
     def jobs_in(self, statuses: tuple[str, ...], compute_key: str | None = None,
                 dispatched: bool | None = None) -> list[Job]:

@@ -59,6 +59,12 @@ def _lay_out(attempt: Attempt, data_dir: Path) -> None:
     log_file.chmod(0o666)  # the job's own output goes straight into it
 
 
+# User code runs unprivileged (a non-root user, no capabilities, no new privileges) and with a bound on its
+# processes: a fork bomb in a job stops at its own container instead of taking the host's PIDs. Azure's VMs set no
+# such bound, so it is generous: far more than a data loader's workers or an MPI rank's threads need.
+JOB_PIDS_LIMIT = 4096
+
+
 @dataclass(frozen=True)
 class NodeIdentity:
     node_id: str
@@ -85,7 +91,7 @@ def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
                          entrypoint=["/bin/sh", "-c"], labels=attempt.labels, env=env, cpus=attempt.cpus,
                          memory_bytes=attempt.memory_bytes, gpus=attempt.gpus, network=attempt.network,
                          mounts=mounts, read_only=tuple(m.target for m in attempt.mounts if m.read_only),
-                         user=attempt.user, working_dir=WORKDIR)
+                         user=attempt.user, working_dir=WORKDIR, drop_capabilities=True, pids_limit=JOB_PIDS_LIMIT)
 
 
 def stage(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Path, host_data_dir: Path) -> Observed:

@@ -21,6 +21,8 @@ from redis.retry import Retry
 RUN_TASK = "amlemu.run_attempt"
 EVENTS = "amlemu:events"
 GROUP = "controller"
+DEAD_EVENTS = "amlemu:events:dead"  # events that failed MAX_DELIVERIES times: kept for a look, out of the way
+MAX_DELIVERIES = 5
 CLAIM_TTL = 30 * 24 * 3600
 log = logging.getLogger("amlemu.protocol")
 
@@ -240,20 +242,40 @@ def ensure_group(broker: redis.Redis) -> None:
 
 
 def consume(broker: redis.Redis, consumer: str, apply: Callable[[dict], None], block_ms: int = 0) -> int:
-    """Apply pending events first (left by a controller that stopped mid-way), then new ones; ack each after."""
+    """Apply pending events first (left by a pass that stopped mid-way or failed to apply them), then new ones.
+    An event is acknowledged only once applied: one that fails stays pending and is tried again at the next pass,
+    and after MAX_DELIVERIES failures it moves to DEAD_EVENTS (logged) so that it cannot hold up the rest."""
     ensure_group(broker)
     applied = 0
     for start in ("0", ">"):
         batches = broker.xreadgroup(GROUP, consumer, {EVENTS: start}, count=500,
                                     block=block_ms if start == ">" and block_ms else None)
+        failed: list[tuple[bytes, dict]] = []
         for _stream, entries in batches or []:
             for entry_id, fields in entries:
                 if fields:  # a pending entry already deleted has no fields
                     try:
                         apply(json.loads(fields[b"event"]))
-                    except Exception:  # a bad event must not block the ones behind it
-                        log.exception("could not apply event %s", fields)
+                    except Exception:  # noqa: BLE001 (left pending; the ones behind it still go)
+                        log.exception("could not apply event %s: tried again at the next pass", fields)
+                        failed.append((entry_id, fields))
+                        continue
                 broker.xack(EVENTS, GROUP, entry_id)
                 broker.xdel(EVENTS, entry_id)
                 applied += 1
+        if start == "0" and failed:
+            _bury(broker, consumer, failed)
     return applied
+
+
+def _bury(broker: redis.Redis, consumer: str, failed: list[tuple[bytes, dict]]) -> None:
+    """Events delivered MAX_DELIVERIES times without being applied go to DEAD_EVENTS, then are acknowledged."""
+    ids = {entry_id for entry_id, _ in failed}
+    pending = broker.xpending_range(EVENTS, GROUP, min="-", max="+", count=len(failed) + 500, consumername=consumer)
+    worn = {p["message_id"] for p in pending if p["message_id"] in ids and p["times_delivered"] >= MAX_DELIVERIES}
+    for entry_id, fields in failed:
+        if entry_id in worn:
+            log.error("event %s failed %d times: moved to %s", fields, MAX_DELIVERIES, DEAD_EVENTS)
+            broker.xadd(DEAD_EVENTS, fields, maxlen=1000)
+            broker.xack(EVENTS, GROUP, entry_id)
+            broker.xdel(EVENTS, entry_id)

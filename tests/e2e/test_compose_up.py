@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import docker
 import pytest
 
 from emulator.cli.stack import ROOT, Stack, python_path
@@ -69,6 +70,12 @@ def test_plain_compose_up_runs_a_job_an_instance_and_a_deployment(plain_stack, t
     assert seen["instance"] == ["Running", True]
     assert seen["deployment"] == "Succeeded"
     assert seen["invoke"] == {"echo": {"x": 1}}
+    # The Docker socket is the controller's and its nodes' (cluster nodes, the instance's agent): nobody else's.
+    client = docker.from_env()
+    holders = {c.labels.get("amlemu.role") or c.labels["com.docker.compose.service"]
+               for c in client.containers.list(filters={"label": f"amlemu.stack={plain_stack.label}"})
+               if any(m["Destination"] == "/var/run/docker.sock" for m in c.attrs["Mounts"])}
+    assert holders == {"controller", "node", "agent"}
 
 
 def test_a_container_that_cannot_start_says_why_and_is_retried_with_backoff(broken_stack, tmp_path):

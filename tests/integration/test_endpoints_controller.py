@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from emulator.domain import artifacts, datastores
+from emulator import tokens
+from emulator.domain import artifacts, datastores, serving
 from emulator.services import assets, endpoints
 from emulator.store.tables import Operation
 
@@ -80,8 +81,14 @@ def servers(lab, endpoint: str):
                              "amlemu.endpoint": endpoint})
 
 
-def score(address: str, data: list) -> dict:
-    response = httpx.post(f"http://{address}/score", json={"data": data}, timeout=10)
+def server_key(lab, row) -> dict[str, str]:
+    """What the scoring router adds to each request (a model server refuses any request without it)."""
+    secret = tokens.load_secret(lab.settings.data_dir / "token.key")
+    return {serving.KEY_HEADER: serving.server_key(secret, row.key)}
+
+
+def score(address: str, data: list, key: dict[str, str]) -> dict:
+    response = httpx.post(f"http://{address}/score", json={"data": data}, timeout=10, headers=key)
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -92,8 +99,12 @@ def test_a_deployment_serves_from_its_containers_and_heals(lab, scoring_network,
     assert row.image.startswith("amlemu/serve:")
     ready = [i for i in row.instances if i["ready"]]
     assert len(ready) == 2 and len(servers(lab, "ep-heal")) == 2
-    answer = score(ready[0]["address"], [1, 2])
+    answer = score(ready[0]["address"], [1, 2], server_key(lab, row))
     assert answer == {"result": [3, 6], "model_dir": "/var/azureml-app/azureml-models/ep-heal-blue/1", "uid": 1000}
+    # From the host through its bridge address, without the router's key (or with another deployment's): refused.
+    for key in ({}, {serving.KEY_HEADER: "0" * 32}):
+        refused = httpx.post(f"http://{ready[0]['address']}/score", json={"data": [1]}, timeout=10, headers=key)
+        assert refused.status_code == 403 and "scoring URL" in refused.json()["error"]["message"]
     # The instance type's limits, unprivileged, on the scoring network only, model and code read-only.
     attrs = docker_client.containers.get(ready[0]["name"]).attrs
     assert attrs["HostConfig"]["NanoCpus"] == int(0.5 * 1e9) and attrs["Config"]["User"] == "1000:1000"
@@ -177,7 +188,7 @@ def test_a_server_that_stops_answering_its_liveness_probe_is_replaced(lab, scori
     # The server's one worker gets stuck in run(): its health route stops answering.
     def request_that_hangs() -> None:
         with contextlib.suppress(httpx.HTTPError):  # the container goes with the request in it
-            httpx.post(f"http://{first['address']}/score", json={}, timeout=120)
+            httpx.post(f"http://{first['address']}/score", json={}, timeout=120, headers=server_key(lab, row))
     threading.Thread(target=request_that_hangs, daemon=True).start()
     lab.wait(lambda: [i["name"] for i in deployment(lab, "ep-live", "blue").instances if i["ready"]] not in
              ([], [first["name"]]), TIMEOUT, "a replacement for the stuck server")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 from emulator.services import computes, jobs
-from emulator.workers import protocol
+from emulator.workers import attempts, protocol
 from emulator.workers.celery_app import cluster_queue, make_celery
 from tests import gate
 from tests.integration.lab import now
@@ -151,3 +151,27 @@ def test_deleting_the_cluster_fails_the_jobs_queued_on_it(lab):
     job = lab.wait_status("job-orphan", "Failed", timeout=60)
     assert "was deleted" in job.error["message"]
     lab.wait(lambda: not lab.job_containers(), 30, "no job container left")
+
+
+FORKS = """
+import threading, time
+started = 0
+try:
+    while started < 10000:
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+        started += 1
+except RuntimeError:
+    pass
+print("threads", started)
+print([line.split()[1] for line in open("/proc/self/status") if line.startswith("CapBnd")][0])
+"""
+
+
+def test_a_job_runs_without_capabilities_and_its_processes_stop_at_its_own_limit(lab):
+    lab.cluster()
+    lab.submit("job-forks", "python main.py", lab.code({"main.py": FORKS}))
+    lab.wait_status("job-forks", "Completed")
+    log = (lab.artifacts("job-forks") / "user_logs" / "std_log.txt").read_text()
+    threads = int(log.split("threads ")[1].split()[0])
+    assert threads < attempts.JOB_PIDS_LIMIT  # the limit stopped it, not the loop's own bound
+    assert "0000000000000000" in log  # no capability left in its bounding set

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from emulator import tokens
 from emulator.scoring.app import Router
 from emulator.services import endpoints
 from emulator.store.db import Store
@@ -58,7 +59,7 @@ def test_keys_header_split_round_robin_and_a_shift_under_load(lab, scoring_netwo
 
 
 async def _drive(lab, key: str) -> None:
-    router = Router(lab.settings, Store(lab.settings.db_url), b"secret")
+    router = Router(lab.settings, Store(lab.settings.db_url), tokens.load_secret(lab.settings.data_dir / "token.key"))
     await router.start()
     auth = {"Authorization": f"Bearer {key}"}
     try:
@@ -138,7 +139,7 @@ def test_an_update_rolls_to_new_containers_under_load(lab, scoring_network):
 
 async def _roll(lab, key: str) -> dict:
     """Send requests through the router while the controller replaces blue's containers (ticked in a thread)."""
-    router = Router(lab.settings, Store(lab.settings.db_url), b"secret")
+    router = Router(lab.settings, Store(lab.settings.db_url), tokens.load_secret(lab.settings.data_dir / "token.key"))
     await router.start()
     seen = collections.Counter()
     failures = []

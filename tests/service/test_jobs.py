@@ -158,3 +158,14 @@ def test_run_data_lists_outputs_the_data_plane_resolves(client, auth, ready):
         "uri": "azureml://datastores/workspaceblobstore/paths/azureml/my_job_1/model/", "type": "uri_folder"}}}
     bad = client.post(f"/data/v1.0{WS_PATH}/dataversion/batchGetResolvedUris", headers=auth, json={"values": "x"})
     assert_arm_error(bad, 400, target="values")
+
+
+def test_deleting_the_workspace_cancels_its_jobs_drops_its_assets_and_takes_down_its_computes(client, auth, ready, app):
+    put_job(client, auth, "doomed", job_body())
+    assert client.delete(WS_PATH, params=API, headers=auth).status_code == 200
+    with app.state.context.store.transaction() as repo:  # the controller's view: it cleans up from here
+        (job,) = repo.orphan_jobs()
+        assert (job.name, job.status) == ("doomed", "Canceled")
+        assert job.history[-1]["message"] == "The workspace was deleted."
+        assert not repo.all_asset_versions(WS_PATH.lower())
+        assert [c.provisioning_state for c in repo.computes(WS_PATH.lower())] == ["Deleting"]

@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from emulator.api import arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
-from emulator.services import workspaces
+from emulator.services import workspace_delete, workspaces
 
 router = APIRouter(dependencies=[Depends(authorized)])
 RG_PATH = "/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/Microsoft.MachineLearningServices"
@@ -49,5 +49,5 @@ def patch_workspace(ctx: Ctx, ws: Ws, body: Annotated[dict[str, Any], Body()]) -
 @router.delete(WS_PATH)
 def delete_workspace(ctx: Ctx, ws: Ws) -> Response:
     with ctx.store.transaction() as repo:
-        found = workspaces.delete(repo, ws, ctx.clock())
+        found = workspace_delete.delete(repo, ws, ctx.clock())
     return Response(status_code=200 if found else 204)

@@ -16,13 +16,6 @@ NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 KEY = "/subscriptions/s/resourcegroups/rg/providers/microsoft.machinelearningservices/workspaces/ws/jobs/j1"
 
 
-@pytest.fixture
-def store(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 'amlemu.db'}")
-    yield store
-    store.close()
-
-
 def _requeued_job(store: Store, instances: int = 1, ranks: dict | None = None) -> None:
     """Attempt 1 was running when its node was lost: the job is Queued as attempt 2."""
     with store.transaction() as repo:

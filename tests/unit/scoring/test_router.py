@@ -130,7 +130,7 @@ def test_a_change_the_api_marked_is_read_before_the_next_request(tmp_path, monke
     assert call(r, auth).text.startswith("b")
     moved = {"ep": table.Endpoint(KEY, "ep", "Key", ("k1", "k2"), {"blue": 0, "green": 100}, {},
                                   r.routes["ep"].deployments)}
-    monkeypatch.setattr(table, "load", lambda store: moved)
+    monkeypatch.setattr(table, "load", lambda store, secret: moved)
     r._refreshed = 0.0  # as a router that read the store long ago
     table.mark_changed(r.settings.routes_changed)
     assert [call(r, auth).text for _ in range(3)] == ["g1:5001"] * 3

@@ -1,0 +1,30 @@
+"""What a deleted workspace leaves behind (services/workspace_delete.py cancelled its live jobs): each of its jobs,
+once ended with no attempt out, is forgotten with its files. Level-based: a restart picks up where it stopped."""
+
+import logging
+import shutil
+
+from emulator.domain import artifacts
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.job import JobStatus, is_terminal
+from emulator.settings import Settings
+from emulator.store.db import Store
+
+log = logging.getLogger("amlemu.controller")
+
+
+class Leftovers:
+    def __init__(self, settings: Settings, store: Store):
+        self.settings, self.store = settings, store
+
+    def tick(self) -> None:
+        folders = []
+        with self.store.transaction() as repo:
+            for job in repo.orphan_jobs():
+                if is_terminal(JobStatus(job.status)) and job.dispatched_at is None:
+                    folders.append(self.settings.data_dir / artifacts.directory(
+                        WorkspaceRef.from_key(job.workspace_key), job.name))
+                    repo.remove(job)
+                    log.info("forgot job %s of a deleted workspace", job.name)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)

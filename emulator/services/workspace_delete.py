@@ -1,0 +1,28 @@
+"""Deleting a workspace deletes what is in it, as in Azure. What runs in containers is marked for the controller
+(computes and online endpoints Deleting, live jobs cancelled); the controller then removes the containers, and
+forgets the jobs with their files once they have ended (controller/leftovers.py). Asset versions go at once."""
+
+from datetime import datetime
+
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.job import JobStatus, on_cancel
+from emulator.services import computes, endpoints, workspaces
+from emulator.services.jobs import transition
+from emulator.store.repositories import Repository
+
+
+def delete(repo: Repository, ref: WorkspaceRef, now: datetime) -> bool:
+    """False when there was no such workspace."""
+    if repo.workspace(ref.key) is None:
+        return False
+    for compute in repo.computes(ref.key):  # an instance is asked to Delete, as its own DELETE would
+        computes.delete(repo, ref, compute.name, now)
+    for endpoint in repo.online_endpoints(ref.key):
+        endpoints.delete_endpoint(repo, ref, endpoint.name, now)
+    for job in repo.jobs(ref.key):
+        target = on_cancel(JobStatus(job.status))
+        if target.value != job.status:
+            transition(job, target, now, "The workspace was deleted.")
+    for asset in repo.all_asset_versions(ref.key):
+        repo.remove(asset)
+    return workspaces.delete(repo, ref, now)

@@ -1,0 +1,47 @@
+"""A model server answers only requests carrying its deployment's key (the scoring router's, the probes'): the
+gunicorn config baked into serving images wraps the inference server's WSGI app."""
+
+import os
+import types
+
+from emulator.domain import serving
+
+SECRET = b"s" * 32
+DEPLOYMENT = "/subscriptions/s/resourcegroups/rg/providers/microsoft.machinelearningservices/workspaces/w" \
+             "/onlineendpoints/ep/deployments/blue"
+
+
+def _guarded(monkeypatch, key: str):
+    monkeypatch.setenv(serving.KEY_ENV, key)
+    config: dict = {}
+    exec(compile(serving.GUARD_CONFIG, serving.GUARD, "exec"), config)  # what gunicorn does with --config
+    worker = types.SimpleNamespace(wsgi=lambda environ, start_response: [b"scored"])
+    config["post_worker_init"](worker)
+    return worker.wsgi
+
+
+def _call(app, headers: dict) -> tuple[str, bytes]:
+    seen = []
+    body = b"".join(app({f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()},
+                        lambda status, _headers: seen.append(status)))
+    return (seen[0] if seen else "200 OK"), body
+
+
+def test_only_the_deployments_key_reaches_the_server_and_the_key_leaves_the_environment(monkeypatch):
+    key = serving.server_key(SECRET, DEPLOYMENT)
+    app = _guarded(monkeypatch, key)
+    assert serving.KEY_ENV not in os.environ  # the user's code (the workers) cannot read it
+    assert _call(app, {serving.KEY_HEADER: key}) == ("200 OK", b"scored")
+    for headers in ({}, {serving.KEY_HEADER: "0" * 32}, {serving.KEY_HEADER: serving.server_key(SECRET, "other")}):
+        status, body = _call(app, headers)
+        assert status == "403 Forbidden" and b"scoring URL" in body
+
+
+def test_a_server_started_without_a_key_answers_nobody(monkeypatch):
+    app = _guarded(monkeypatch, "")
+    assert _call(app, {serving.KEY_HEADER: ""})[0] == "403 Forbidden"
+
+
+def test_keys_differ_per_deployment_and_per_stack():
+    assert serving.server_key(SECRET, DEPLOYMENT) != serving.server_key(SECRET, DEPLOYMENT + "2")
+    assert serving.server_key(SECRET, DEPLOYMENT) != serving.server_key(b"t" * 32, DEPLOYMENT)
