@@ -67,7 +67,7 @@ class Stack:
         services read off their own mounts, as under a plain `docker compose up`."""
         return {**os.environ, "AMLEMU_HOME": str(self.home), "AMLEMU_PORT": str(self.port),
                 "AMLEMU_SCORING_PORT": str(self.scoring_port), "AMLEMU_PROJECT": self.project,
-                "AMLEMU_STACK": self.label}
+                "AMLEMU_STACK": self.label, "AMLEMU_NETWORK": self.network}
 
     def compose(self, *args: str, capture: bool = False) -> subprocess.CompletedProcess:
         command = compose_command() + ["-f", str(ROOT / "docker-compose.yml"), "-p", self.project, *args]

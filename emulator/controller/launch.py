@@ -58,6 +58,11 @@ def _distribution_env(job_key: str, attempt: int, rank: int, world_size: int, st
             "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": str(world_size)}
 
 
+def rank_workdir(tag: str, attempt: int, rank: int) -> str:
+    """A rank's working directory in the data folder (its code snapshot, gate and exit status)."""
+    return f"jobs/{tag}/{attempt}/{rank}/wd"
+
+
 def container_name(stack: str, job_key: str, attempt: int, rank: int) -> str:
     """Unique per stack; ranks find rank 0 by this name on the jobs network."""
     return f"amlemu-{stack}-job-{job_tag(job_key)}-{attempt}-{rank}"
@@ -95,14 +100,14 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
                 "AZUREML_CR_EXECUTION_WORKING_DIR_PATH": WD, "PYTHONUNBUFFERED": "1", "HOME": "/tmp"}
     result = []
     for rank in range(world):
-        work = f"jobs/{job_tag(job_key)}/{attempt}/{rank}"
         result.append(Attempt(
             job_key=job_key, job_name=job_name, attempt=attempt, rank=rank, world_size=world, image=image,
             command=command, env={**base_env, **_distribution_env(job_key, attempt, rank, world, settings.stack)},
             labels={"amlemu.stack": settings.stack, "amlemu.role": "job", "amlemu.job": job_tag(job_key),
                     "amlemu.job-name": job_name[:200], "amlemu.attempt": str(attempt), "amlemu.rank": str(rank)},
             container_name=container_name(settings.stack, job_key, attempt, rank), cpus=cpus, memory_bytes=memory,
-            gpus=gpus, network=settings.jobs_network, user=settings.job_user, workdir=f"{work}/wd",
+            gpus=gpus, network=settings.jobs_network, user=settings.job_user,
+            workdir=rank_workdir(job_tag(job_key), attempt, rank),
             code_dir=code_dir, log_file=f"{job_dir}/{artifacts.log_name(rank, world)}",
             notes=[*notes, *([gpu_note] if gpu_note else [])],
             mounts=[Mount(f"{job_dir}/outputs", f"{WD}/outputs"), Mount(f"{job_dir}/logs", f"{WD}/logs"),

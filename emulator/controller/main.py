@@ -4,9 +4,11 @@ The loop waits on the event stream rather than a timer: a node's report or a sub
 and with nothing to hear it still runs every `reconcile_interval_seconds`.
 """
 
+import contextlib
 import functools
 import logging
 import random
+import shutil
 import signal
 import threading
 import uuid
@@ -20,11 +22,13 @@ from emulator.controller.effects import Effects, apply_jobs
 from emulator.controller.endpoints import EndpointReconciler
 from emulator.controller.instances import InstanceReconciler
 from emulator.controller.jobs import JobReconciler, JobScheduler
+from emulator.controller import launch
 from emulator.controller.leftovers import Leftovers
 from emulator.controller.preemption import Preemptions
 from emulator.controller.sandboxes import Sandboxes
 from emulator.controller.staging import Stager
 from emulator.controller.steps import Steps
+from emulator.domain.job import JobStatus
 from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
@@ -32,7 +36,8 @@ from emulator.services.environments import EnvironmentResolver
 from emulator.services.serving import ServingImages
 from emulator.settings import Settings
 from emulator.store.db import Store
-from emulator.workers import protocol
+from emulator.workers import attempts, protocol
+from emulator.workers.protocol import job_tag
 from emulator.workers.celery_app import make_celery
 
 log = logging.getLogger("amlemu.controller")
@@ -107,15 +112,27 @@ class Controller:
             by_role.get(container.labels.get("amlemu.role", ""), []).append(container)
 
     def _sweep(self, containers: list[Observed]) -> None:
-        """Job containers of no current attempt (cancelled, requeued, ended) go."""
+        """Job containers of no current attempt (cancelled, requeued, ended) go. One whose node died may have
+        finished meanwhile: once it is gone, its exit status is reported for the node, so that work done as the
+        node went stands (JobReconciler's late success) instead of running again."""
         if not containers:
             return
         with self.store.transaction() as repo:
             active = self.jobs.active_attempts(repo)
+            queued = {job_tag(j.key): j.key for j in repo.jobs_in((JobStatus.QUEUED.value,))}
         for container in containers:
-            if active.get(container.labels.get("amlemu.job")) != int(container.labels.get("amlemu.attempt", -1)):
-                log.info("removing job container %s: its attempt is over", container.name)
-                self.runtime.remove(container.id)
+            tag, attempt = container.labels.get("amlemu.job"), int(container.labels.get("amlemu.attempt", -1))
+            if active.get(tag) == attempt:
+                continue
+            log.info("removing job container %s: its attempt is over", container.name)
+            self.runtime.remove(container.id)  # a SIGKILL first, if it still runs: nothing of it goes on after
+            rank = int(container.labels.get("amlemu.rank", 0))
+            workdir = self.settings.data_dir / launch.rank_workdir(tag, attempt, rank)
+            if tag in queued:
+                with contextlib.suppress(OSError, ValueError):
+                    exit_code = int((workdir / attempts.EXIT).read_text())
+                    protocol.report_for_lost_node(self.broker, queued[tag], attempt, rank, exit_code)
+            shutil.rmtree(workdir, ignore_errors=True)  # its node, which would have, may be gone
 
 
 def _with_host_data_dir(settings: Settings, runtime: DockerRuntime) -> Settings:

@@ -228,6 +228,14 @@ def report(broker: redis.Redis, kind: str, attempt: Attempt, node_id: str, **det
     broker.xadd(EVENTS, {"event": json.dumps(event)})
 
 
+def report_for_lost_node(broker: redis.Redis, job_key: str, attempt: int, rank: int, exit_code: int) -> None:
+    """What a rank's node would have reported had it lived: its command's exit status, read off the status file
+    once its container is gone (so that work finished as the node died is not run again)."""
+    event = {"kind": "ended", "job": job_key, "attempt": attempt, "rank": rank, "node": "", "exit_code": exit_code,
+             "oom": False, "tail": "", "error": None}
+    broker.xadd(EVENTS, {"event": json.dumps(event)})
+
+
 def nudge(broker: redis.Redis) -> None:
     """Wake the controller: there is work it should not wait its interval for."""
     broker.xadd(EVENTS, {"event": json.dumps({"kind": "wake"})})

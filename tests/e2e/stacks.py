@@ -29,8 +29,9 @@ def own_env(home: Path, kind: str, **more: str) -> dict[str, str]:
 def compose_up(env: dict[str, str]) -> Stack:
     """`docker compose -p <project> up -d` in the repository, with only `env` added to the caller's variables:
     what a user types (compose reads docker-compose.yml and .env there)."""
-    subprocess.run(compose_command() + ["-p", env["AMLEMU_PROJECT"], "up", "-d"], cwd=ROOT,
-                   env={**os.environ, **env}, check=True, capture_output=True, text=True)
+    started = subprocess.run(compose_command() + ["-p", env["AMLEMU_PROJECT"], "up", "-d"], cwd=ROOT,
+                             env={**os.environ, **env}, capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr
     return Stack(home=Path(env["AMLEMU_HOME"]), port=int(env["AMLEMU_PORT"]),
                  scoring_port=int(env["AMLEMU_SCORING_PORT"]), project=env["AMLEMU_PROJECT"],
                  label=env["AMLEMU_STACK"], network=env["AMLEMU_NETWORK"])

@@ -11,6 +11,7 @@ from emulator.workers import attempts, protocol
 from emulator.workers.celery_app import cluster_queue, make_celery
 from tests import gate
 from tests.integration.lab import now
+from tests.waiting import wait_until
 
 JOB_TIMEOUT = 120.0
 IMAGE = "python:3.11-slim"  # resolves to the python stand-in
@@ -107,6 +108,25 @@ def test_a_killed_node_sends_its_job_back_to_the_queue_at_once(lab, docker_clien
     assert job.attempt == 2 and requeued.attempt == 2
     # The requeue counts the next attempt at once: its Queued entry is attempt 2, and says why.
     assert any(h["status"] == "Queued" and "was lost" in h.get("message", "") for h in job.history if h["attempt"] == 2)
+
+
+def test_work_that_finished_as_its_node_was_killed_stands_and_does_not_run_again(lab, docker_client):
+    """A VM's processes die with it, but a job container outlives its node container for the moment the controller
+    takes to notice: a command that ended well in that moment is not run a second time."""
+    lab.cluster(max_nodes=1)
+    lab.submit("job-finisher", f"echo started; {gate.WAIT}; echo finished")
+    lab.wait_status("job-finisher", "Running")
+    node = next(n for n in lab.nodes() if n.run_id == "job-finisher")
+    docker_client.containers.get(node.container_id).kill()  # no controller pass runs meanwhile
+    gate.release(lab.artifacts("job-finisher") / "outputs")  # the orphaned job container finishes
+    wait_until(lambda: "finished" in (lab.artifacts("job-finisher") / "user_logs" / "std_log.txt").read_text(),
+               timeout=30, message="the job's command to end with its node gone")
+    job = lab.wait_status("job-finisher", "Completed", "Failed", timeout=120)
+    assert job.status == "Completed" and job.attempt == 2  # attempt 2 was called off: attempt 1's work stands
+    log = (lab.artifacts("job-finisher") / "user_logs" / "std_log.txt").read_text()
+    assert log.count("started") == 1 and log.count("finished") == 1, log
+    assert any("its result stands" in (h.get("message") or "") for h in job.history)
+    lab.wait(lambda: not lab.job_containers(), 30, "no job container left")
 
 
 def test_a_stale_delivery_does_nothing(lab):
