@@ -66,8 +66,9 @@ def endpoint_of(secret: bytes, value: str) -> str | None:
         return None
 
 
-def management_audiences(public_url: str) -> tuple[str, ...]:
-    return (public_url.rstrip("/"), *ARM_AUDIENCES)
+def management_audiences(own_urls: list[str]) -> tuple[str, ...]:
+    """The emulator's own URLs (the public one first: the one the cloud metadata names) and ARM's."""
+    return (*(url.rstrip("/") for url in own_urls), *ARM_AUDIENCES)
 
 
 def verify(secret: bytes, authorization: str | None, audiences: tuple[str, ...]) -> dict:

@@ -120,7 +120,7 @@ def test_msi_token_issues_a_token_the_api_accepts(client, identity_header, secre
     assert isinstance(body["expires_on"], str)
     expires_on = int(body["expires_on"])
     assert before + tokens.LIFETIME_SECONDS <= expires_on <= int(time.time()) + tokens.LIFETIME_SECONDS
-    claims = tokens.verify(secret, f"Bearer {body['access_token']}", tokens.management_audiences(RESOURCE))
+    claims = tokens.verify(secret, f"Bearer {body['access_token']}", tokens.management_audiences([RESOURCE]))
     assert claims["aud"] == "https://localhost:8443"
     assert claims["tid"] == tokens.TENANT_ID and claims["oid"] == tokens.OBJECT_ID
     workspace = client.get(WS_PATH, params=API, headers={"Authorization": f"Bearer {body['access_token']}"})

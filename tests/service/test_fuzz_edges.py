@@ -193,7 +193,7 @@ def test_no_server_errors_from_credential_headers(case, data, shared):
             assert headers["X-IDENTITY-HEADER"] == tokens.identity_header(shared.secret).encode()
         else:
             tokens.verify(shared.secret, headers["Authorization"].decode("latin-1"),
-                          tokens.management_audiences(RESOURCE))
+                          tokens.management_audiences([RESOURCE]))
 
 
 @schema.include(path_regex=r"^/blob/").parametrize()

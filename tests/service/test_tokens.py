@@ -27,8 +27,10 @@ def bearer(token: str) -> dict[str, str]:
 
 # The resource azure-ai-ml asks for (the cloud metadata's resourceManager, without its slash, as
 # _get_cloud_information_from_metadata strips it), with the slash, and ARM's own audiences.
+# The emulator's own URL under the other names its certificate carries (`amlemu env` asks for localhost's).
 @pytest.mark.parametrize("resource", [RESOURCE, RESOURCE + "/", "https://management.azure.com/",
-                                      "https://management.core.windows.net/"])
+                                      "https://management.core.windows.net/", "https://127.0.0.1:8443",
+                                      "https://[::1]:8443/"])
 def test_management_accepts_the_audiences_clients_ask_for(shared, resource):
     response = shared.client.get(WS_PATH, params=API, headers=bearer(msi_token(shared.client, shared.secret,
                                                                                 resource)))
@@ -64,7 +66,8 @@ def test_management_refuses_an_endpoints_aml_token(shared):
         assert "scoring token" in error["message"]
 
 
-@pytest.mark.parametrize("resource", ["https://storage.azure.com", "https://vault.azure.net", "x"])
+@pytest.mark.parametrize("resource", ["https://storage.azure.com", "https://vault.azure.net", "x",
+                                      "https://localhost:8444", "http://localhost:8443"])
 def test_management_refuses_other_audiences(shared, resource):
     for error in _refused_everywhere(shared, bearer(msi_token(shared.client, shared.secret, resource))):
         assert error["code"] == "InvalidAuthenticationTokenAudience"
