@@ -21,8 +21,7 @@ def _api(settings: Settings) -> None:
     from emulator import pki
     from emulator.api.app import create_app
 
-    hosts = [settings.public_host, "localhost", "127.0.0.1", "::1", "api", "*.blob.localhost"]
-    cert, key = pki.issue_server_cert(settings.ca_dir, list(dict.fromkeys(hosts)))
+    cert, key = pki.issue_server_cert(settings.ca_dir, [*settings.served_hosts, "*.blob.localhost"])
     _await_reconcile_pass(settings)
     uvicorn.run(create_app(settings, wake=_waker(settings)), host=settings.listen_host, port=settings.listen_port,
                 ssl_certfile=str(cert), ssl_keyfile=str(key), log_level="info", access_log=False)

@@ -109,6 +109,16 @@ class Settings(BaseSettings):
         return f"https://{self.public_host}:{self.public_port}"
 
     @property
+    def served_hosts(self) -> list[str]:
+        """The names the api's certificate carries, its public one first."""
+        return list(dict.fromkeys([self.public_host, "localhost", "127.0.0.1", "::1", "api"]))
+
+    @property
+    def own_urls(self) -> list[str]:
+        """The api's URL under each of its names: what a client may ask a management token for."""
+        return [f"https://{f'[{host}]' if ':' in host else host}:{self.public_port}" for host in self.served_hosts]
+
+    @property
     def ca_dir(self) -> Path:
         return self.data_dir / "ca"
 

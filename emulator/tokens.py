@@ -1,6 +1,9 @@
 """Bearer tokens of the emulated managed identity: JWTs signed with a secret kept in the data volume.
 
-The SDK decodes them unverified (aud, tid, oid); the management API verifies the signature.
+The SDK decodes them unverified (aud, tid, oid); whoever accepts one verifies its signature and its audience:
+the management API takes tokens for ARM (the cloud metadata's resourceManager, the emulator's own URL, which
+is what azure-ai-ml asks for, or Azure's own ARM audiences); the scoring router takes tokens for Azure ML's
+data plane, `https://ml.azure.com`, the scope azure-ai-ml asks for an AADToken endpoint's key.
 """
 
 import hmac
@@ -17,6 +20,14 @@ from emulator.errors import Unauthorized
 TENANT_ID = "72f988bf-0000-0000-0000-00000000a4e1"
 OBJECT_ID = "00000000-0000-0000-0000-0000000000e1"
 LIFETIME_SECONDS = 24 * 3600
+# ARM accepts these besides the cloud's resourceManager (its 401 names them): Azure CLI and older SDKs ask for them.
+ARM_AUDIENCES = ("https://management.core.windows.net", "https://management.azure.com")
+# What azure-ai-ml asks for an AADToken endpoint's key (constants AAD_TOKEN_RESOURCE_ENDPOINT) and for batch
+# endpoints (the aml resource id derived from the cloud's portal URL): a scoring token, never a management one.
+SCORING_AUDIENCE = "https://ml.azure.com"
+ENDPOINT_TOKEN_AUDIENCE = "amlemu-scoring"  # an AMLToken endpoint's own token (POST .../token)
+SCORING_AUDIENCES = (SCORING_AUDIENCE, ENDPOINT_TOKEN_AUDIENCE)
+ENDPOINT_TOKEN_LIFETIME_SECONDS = 3600
 
 
 def load_secret(path: Path) -> bytes:
@@ -50,7 +61,28 @@ def issue(secret: bytes, audience: str, now: float | None = None) -> tuple[str, 
     return jwt.encode(claims, secret, algorithm="HS256"), expires
 
 
-def verify(secret: bytes, authorization: str | None) -> dict:
+def issue_endpoint_token(secret: bytes, endpoint_key: str, issued: int) -> tuple[str, int]:
+    """An AMLToken endpoint's scoring token: good for that endpoint's scoring URL only."""
+    expires = issued + ENDPOINT_TOKEN_LIFETIME_SECONDS
+    claims = {"aud": ENDPOINT_TOKEN_AUDIENCE, "endpoint": endpoint_key, "iat": issued, "exp": expires}
+    return jwt.encode(claims, secret, algorithm="HS256"), expires
+
+
+def endpoint_of(secret: bytes, value: str) -> str | None:
+    """The endpoint key a scoring token was issued for, if it is one of ours and still valid."""
+    try:
+        return jwt.decode(value, secret, algorithms=["HS256"], audience=ENDPOINT_TOKEN_AUDIENCE).get("endpoint")
+    except jwt.PyJWTError:
+        return None
+
+
+def management_audiences(own_urls: list[str]) -> tuple[str, ...]:
+    """The emulator's own URLs (the public one first: the one the cloud metadata names) and ARM's."""
+    return (*(url.rstrip("/") for url in own_urls), *ARM_AUDIENCES)
+
+
+def verify(secret: bytes, authorization: str | None, audiences: tuple[str, ...]) -> dict:
+    """The claims of a valid bearer token for one of `audiences` (compared without a trailing slash)."""
     if not authorization:
         raise Unauthorized("Authentication failed. The 'Authorization' header is missing. "
                            "Run `eval \"$(amlemu env)\"` and use DefaultAzureCredential.")
@@ -59,7 +91,24 @@ def verify(secret: bytes, authorization: str | None) -> dict:
         raise Unauthorized("Authentication failed. The 'Authorization' header must be 'Bearer <token>'.",
                            code="InvalidAuthenticationToken")
     try:
-        return jwt.decode(token, secret, algorithms=["HS256"], options={"verify_aud": False})
+        claims = jwt.decode(token, secret, algorithms=["HS256"], options={"verify_aud": False})
     except jwt.PyJWTError as exc:
         raise Unauthorized(f"The access token is invalid: {exc}. Get one from the emulator's identity endpoint "
                            "(IDENTITY_ENDPOINT from `amlemu env`).", code="InvalidAuthenticationToken") from exc
+    audience = claims.get("aud") if isinstance(claims.get("aud"), str) else ""
+    if audience.rstrip("/") not in audiences:
+        raise Unauthorized(_wrong_audience(audience, audiences), code="InvalidAuthenticationTokenAudience")
+    return claims
+
+
+def _wrong_audience(audience: str, audiences: tuple[str, ...]) -> str:
+    allowed = "','".join(audiences)
+    message = (f"The access token has been obtained for wrong audience or resource '{audience}'. "
+               f"It should exactly match with one of the allowed audiences '{allowed}'.")
+    if SCORING_AUDIENCE in audiences:
+        return (message + " A management token is not accepted on a scoring URL: "
+                "ml_client.online_endpoints.get_keys gives the endpoint's token.")
+    if audience.rstrip("/") in SCORING_AUDIENCES:
+        return (message + " It is a scoring token (an online endpoint's): it is accepted only on scoring URLs; "
+                f"the management API needs a token for '{audiences[0]}' (the cloud metadata's resourceManager).")
+    return message

@@ -29,7 +29,7 @@ Ctx = Annotated[Context, Depends(context)]
 
 
 def authorized(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> dict:
-    return tokens.verify(ctx.secret, authorization)
+    return tokens.verify(ctx.secret, authorization, tokens.management_audiences(ctx.settings.own_urls))
 
 
 def workspace_ref(subscription_id: str, resource_group: str, workspace_name: str) -> WorkspaceRef:

@@ -71,9 +71,13 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:
     return arm_error(exc.status_code, "BadRequest", str(exc.detail))
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return arm_error(500, "InternalServerError", f"amlemu failed to handle the request: {exc!r}")
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    """A bug: the stack goes to the log; the answer names no exception (it could carry a repr of the input)."""
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    message = "amlemu failed to handle the request; the api's log has the details."
+    if _is_storage(request):
+        return storage_xml.error(500, "InternalError", message, _is_head(request))
+    return arm_error(500, "InternalServerError", message)
 
 
 def install(app: FastAPI) -> None:

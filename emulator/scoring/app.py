@@ -24,7 +24,6 @@ from emulator.domain import endpoints as rules
 from emulator.domain import serving
 from emulator.errors import Unauthorized
 from emulator.scoring import forward, table
-from emulator.services import endpoints as endpoint_service
 from emulator.settings import Settings
 from emulator.store.db import Store
 
@@ -96,8 +95,10 @@ class Router:
         try:
             status, headers, body = await self._handle(scope, receive)
         except Reply as reply:
-            status, headers, body = reply.status, [(b"content-type", b"application/json")], \
-                json.dumps({"message": reply.message}).encode()
+            status, headers, body = reply.status, *_message(reply.message)
+        except Exception:  # noqa: BLE001 (the stack goes to the log, never into the answer)
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            status, headers, body = 500, *_message("The scoring router failed to handle the request.")
         await send({"type": "http.response.start", "status": status,
                     "headers": headers + [(b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
@@ -156,13 +157,14 @@ class Router:
         if route.auth_mode == "Key":
             valid = any(hmac.compare_digest(credential.encode(), key.encode()) for key in route.keys)
         elif route.auth_mode == "AMLToken":
-            valid = endpoint_service.token_endpoint(self.secret, credential) == route.key
+            valid = tokens.endpoint_of(self.secret, credential) == route.key
         else:
-            try:
-                tokens.verify(self.secret, authorization)
+            try:  # the token azure-ai-ml gets for an AADToken endpoint; a management token is refused
+                tokens.verify(self.secret, authorization, (tokens.SCORING_AUDIENCE,))
                 valid = True
-            except Unauthorized:
-                valid = False
+            except Unauthorized as refused:
+                raise Reply(401, f"The AADToken credential is not valid for endpoint '{route.name}': "
+                                 f"{refused.message}") from None
         if not valid:
             raise Reply(401, f"The {route.auth_mode} credential is not valid for endpoint '{route.name}'.")
 
@@ -217,6 +219,10 @@ class Router:
         task = asyncio.create_task(send_copy())
         self._mirrors.add(task)
         task.add_done_callback(self._mirrors.discard)
+
+
+def _message(text: str) -> tuple[list, bytes]:
+    return [(b"content-type", b"application/json")], json.dumps({"message": text}).encode()
 
 
 async def _read(receive: Receive) -> bytes:

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import jwt
-
+from emulator import tokens
 from emulator.domain import deployments, endpoints, payload, storage
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
@@ -20,8 +19,6 @@ from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, OnlineDeployment, OnlineEndpoint, Operation, Workspace
 
 P = "properties"
-TOKEN_AUDIENCE = "amlemu-scoring"
-TOKEN_LIFETIME_SECONDS = 3600
 KEY_TYPES = {"primary": "primaryKey", "secondary": "secondaryKey"}
 LOGS_DIR = "online"  # under the data directory: online/<endpoint>/<deployment>/<container>.log
 
@@ -139,18 +136,9 @@ def token(repo: Repository, ref: WorkspaceRef, name: str, secret: bytes, now: da
     _require_auth(row, "AMLToken", "tokens are for AMLToken endpoints (use listKeys for key-based ones).",
                   "endpointName")
     issued = int(now.timestamp())
-    expiry = issued + TOKEN_LIFETIME_SECONDS
-    claims = {"aud": TOKEN_AUDIENCE, "endpoint": row.key, "iat": issued, "exp": expiry}
-    return {"accessToken": jwt.encode(claims, secret, algorithm="HS256"), "tokenType": "Bearer",
-            "expiryTimeUtc": expiry, "refreshAfterTimeUtc": issued + TOKEN_LIFETIME_SECONDS // 2}
-
-
-def token_endpoint(secret: bytes, value: str) -> str | None:
-    """The endpoint key a scoring token was issued for, if it is one of ours and still valid."""
-    try:
-        return jwt.decode(value, secret, algorithms=["HS256"], audience=TOKEN_AUDIENCE).get("endpoint")
-    except jwt.PyJWTError:
-        return None
+    access_token, expiry = tokens.issue_endpoint_token(secret, row.key, issued)
+    return {"accessToken": access_token, "tokenType": "Bearer", "expiryTimeUtc": expiry,
+            "refreshAfterTimeUtc": issued + tokens.ENDPOINT_TOKEN_LIFETIME_SECONDS // 2}
 
 
 # ---------------------------------------------------------------- deployments

@@ -144,7 +144,7 @@ def test_blue_green_through_the_sdk_and_plain_http(ml_client, stack, sources):
     wait_until(lambda: _servers(stack, name) == [], timeout=60, message="the model servers to go")
 
 
-def test_aml_token_endpoint_gets_a_token(ml_client):
+def test_aml_token_endpoint_gets_a_token(ml_client, rest, workspace_path):
     name = f"tok-{uuid.uuid4().hex[:6]}"
     ml_client.online_endpoints.begin_create_or_update(ManagedOnlineEndpoint(name=name, auth_mode="aml_token")).result()
     token = ml_client.online_endpoints.get_keys(name)
@@ -152,7 +152,30 @@ def test_aml_token_endpoint_gets_a_token(ml_client):
     endpoint = ml_client.online_endpoints.get(name)
     response = httpx.post(endpoint.scoring_uri, json={}, headers={"Authorization": f"Bearer {token.access_token}"})
     assert response.status_code == 404 and "No valid deployments" in response.text  # authorised, nothing deployed
+    _refused_by_the_api(rest, workspace_path, token.access_token)
     ml_client.online_endpoints.begin_delete(name).result()
+
+
+def test_aad_token_endpoint_takes_the_sdks_token_not_a_management_one(ml_client, rest, workspace_path):
+    name = f"aad-{uuid.uuid4().hex[:6]}"
+    ml_client.online_endpoints.begin_create_or_update(ManagedOnlineEndpoint(name=name, auth_mode="aad_token")).result()
+    token = ml_client.online_endpoints.get_keys(name)  # the SDK's own credential.get_token(ml.azure.com)
+    uri = ml_client.online_endpoints.get(name).scoring_uri
+    response = httpx.post(uri, json={}, headers={"Authorization": f"Bearer {token.access_token}"})
+    assert response.status_code == 404 and "No valid deployments" in response.text  # authorised, nothing deployed
+    management = rest.headers["Authorization"]  # what the SDK's ARM calls carry
+    response = httpx.post(uri, json={}, headers={"Authorization": management})
+    assert response.status_code == 401 and "management token" in response.json()["message"]
+    _refused_by_the_api(rest, workspace_path, token.access_token)
+    ml_client.online_endpoints.begin_delete(name).result()
+
+
+def _refused_by_the_api(rest, workspace_path: str, scoring_token: str) -> None:
+    """An endpoint's scoring token is no management token."""
+    response = rest.get(f"{workspace_path}/onlineEndpoints", headers={"Authorization": f"Bearer {scoring_token}"})
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "InvalidAuthenticationTokenAudience"
+    assert "scoring token" in response.json()["error"]["message"]
 
 
 class SteadyLoad:

@@ -12,6 +12,7 @@ import pytest
 from emulator import tokens
 from emulator.domain import vm_sizes
 from emulator.store.tables import Node
+from tests.service.conftest import RESOURCE
 
 SUB = "00000000-0000-0000-0000-000000000000"
 PROVIDER = "Microsoft.MachineLearningServices"
@@ -119,7 +120,7 @@ def test_msi_token_issues_a_token_the_api_accepts(client, identity_header, secre
     assert isinstance(body["expires_on"], str)
     expires_on = int(body["expires_on"])
     assert before + tokens.LIFETIME_SECONDS <= expires_on <= int(time.time()) + tokens.LIFETIME_SECONDS
-    claims = tokens.verify(secret, f"Bearer {body['access_token']}")
+    claims = tokens.verify(secret, f"Bearer {body['access_token']}", tokens.management_audiences([RESOURCE]))
     assert claims["aud"] == "https://localhost:8443"
     assert claims["tid"] == tokens.TENANT_ID and claims["oid"] == tokens.OBJECT_ID
     workspace = client.get(WS_PATH, params=API, headers={"Authorization": f"Bearer {body['access_token']}"})

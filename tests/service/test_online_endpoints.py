@@ -4,9 +4,9 @@ controller's part (containers, readiness) is in tests/integration/test_endpoints
 
 import pytest
 
+from emulator import tokens
 from emulator.domain import artifacts, datastores, storage
 from emulator.domain.ids import WorkspaceRef
-from emulator.services import endpoints as endpoint_service
 from emulator.store.tables import OnlineDeployment, OnlineEndpoint, Operation
 from tests.service.test_api import API, OP_URL, WS_PATH, assert_arm_error
 
@@ -96,8 +96,8 @@ def test_aml_token_endpoints_get_tokens_the_router_accepts(app, ready, client, a
     token = client.post(f"{ENDPOINTS}/ep-token/token", params=API, headers=auth).json()
     assert token["tokenType"] == "Bearer" and token["expiryTimeUtc"] > token["refreshAfterTimeUtc"]
     secret = app.state.context.secret
-    assert endpoint_service.token_endpoint(secret, token["accessToken"]) == f"{ENDPOINTS}/ep-token".lower()
-    assert endpoint_service.token_endpoint(secret, "nonsense") is None
+    assert tokens.endpoint_of(secret, token["accessToken"]) == f"{ENDPOINTS}/ep-token".lower()
+    assert tokens.endpoint_of(secret, "nonsense") is None
     assert_arm_error(client.post(f"{ENDPOINTS}/ep-token/listKeys", params=API, headers=auth), 400)
 
 

@@ -11,6 +11,7 @@ from emulator.errors import BadRequest, Unauthorized
 
 router = APIRouter()
 CLOUD_NAME = "AzureMLEmulator"
+MAX_IDENTITY_HEADER = 256  # the real value is 32 hex digits
 
 
 @router.get("/metadata/endpoints")
@@ -37,14 +38,22 @@ def managed_identity_token(
     resource: Annotated[str | None, Query()] = None,
     x_identity_header: Annotated[str | None, Header()] = None,
 ) -> dict:
-    if not x_identity_header or not hmac.compare_digest(x_identity_header, tokens.identity_header(ctx.secret)):
-        raise Unauthorized("The X-IDENTITY-HEADER is missing or wrong: set IDENTITY_HEADER from `amlemu env`.",
-                           target="X-IDENTITY-HEADER")
+    _check_identity_header(ctx, x_identity_header)
     if not resource:
         raise BadRequest("The 'resource' query parameter is required.", target="resource")
     token, expires = tokens.issue(ctx.secret, resource)
     return {"access_token": token, "expires_on": str(expires), "resource": resource, "token_type": "Bearer",
             "client_id": tokens.OBJECT_ID}
+
+
+def _check_identity_header(ctx: Ctx, value: str | None) -> None:
+    if value and (len(value) > MAX_IDENTITY_HEADER or not value.isascii() or not value.isprintable()):
+        raise BadRequest(f"The X-IDENTITY-HEADER must be printable ASCII of at most {MAX_IDENTITY_HEADER} "
+                         "characters: set IDENTITY_HEADER from `amlemu env`.", target="X-IDENTITY-HEADER")
+    # Compared as bytes: compare_digest refuses str with non-ASCII characters (a TypeError, a 500).
+    if not value or not hmac.compare_digest(value.encode(), tokens.identity_header(ctx.secret).encode()):
+        raise Unauthorized("The X-IDENTITY-HEADER is missing or wrong: set IDENTITY_HEADER from `amlemu env`.",
+                           target="X-IDENTITY-HEADER")
 
 
 @router.get("/_emulator/health")

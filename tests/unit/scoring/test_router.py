@@ -72,6 +72,9 @@ def test_aml_tokens_and_aad_tokens():
     aad = router("AADToken")
     assert call(aad, {"Authorization": f"Bearer {tokens.issue(SECRET, 'https://ml.azure.com')[0]}"}).status_code == 200
     assert call(aad, {"Authorization": "Bearer k1"}).status_code == 401
+    management = tokens.issue(SECRET, "https://localhost:8443")[0]
+    assert call(aad, {"Authorization": f"Bearer {management}"}).status_code == 401
+    assert call(aad, {"Authorization": f"Bearer {token}"}).status_code == 401
 
 
 def test_traffic_pick_header_pin_and_round_robin():
@@ -104,6 +107,18 @@ def test_an_instance_going_away_is_skipped(down, expected):
         assert response.status_code == 200 and response.text == expected
     else:
         assert response.status_code == 503
+
+
+def test_a_bug_gives_a_generic_500_without_the_exception(caplog):
+    r = router(traffic={"blue": 100})
+
+    async def broken(*args):
+        raise RuntimeError("<object at 0xdeadbeef>")
+    r.pool.request = broken
+    response = call(r, {"Authorization": "Bearer k1"})
+    assert response.status_code == 500 and set(response.json()) == {"message"}
+    assert "deadbeef" not in response.text and "RuntimeError" not in response.text
+    assert "deadbeef" in caplog.text
 
 
 def test_mirror_traffic_sends_a_copy_and_answers_from_live():
