@@ -54,3 +54,8 @@ class Forbidden(EmulatorError):
 class RangeNotSatisfiable(EmulatorError):
     status = 416
     code = "InvalidRange"
+
+
+class RequestTooLarge(EmulatorError):
+    status = 413
+    code = "RequestBodyTooLarge"

@@ -65,6 +65,11 @@ class Settings(BaseSettings):
     scoring_port: int = 8444
     scoring_listen_port: int = 8444
     scoring_refresh_seconds: float = Field(0.25, gt=0)  # how often the router rereads keys, traffic, instances
+    # A scoring request's body is held whole (an instance that drops the connection gets it again): bounded.
+    # Azure documents no payload cap for managed online endpoints, only 5 MBPS per endpoint for 180 s at most.
+    scoring_max_request_bytes: int = Field(100 << 20, gt=0)
+    # Mirrored copies in flight at once; past that a copy is dropped and counted, as Azure mirrors best-effort.
+    scoring_max_mirrors: int = Field(32, ge=0)
 
     @field_validator("host_data_dir", mode="before")
     @classmethod

@@ -48,6 +48,7 @@ class Router:
         self.pool = forward.Pool()
         self._refresher: asyncio.Task | None = None
         self._mirrors: set[asyncio.Task] = set()
+        self.mirrors_dropped = 0  # copies not sent because scoring_max_mirrors were in flight
         self._refreshed = 0.0
         self._seen = 0  # the api's change mark the table is at least as new as
         self._reading = asyncio.Lock()
@@ -124,7 +125,7 @@ class Router:
         if table.changed_at(self.settings.routes_changed) > self._seen:  # a stat: microseconds
             # The api changed keys, traffic or deployments and told its client so: never route on the old table.
             await self.refresh_since(arrived)
-        body = await _read(receive)
+        body = await _read(scope, receive, self.settings.scoring_max_request_bytes)
         try:
             return await self._route(scope, parts, body)
         except Reply as refused:
@@ -211,6 +212,12 @@ class Router:
     def _mirror(self, route: table.Endpoint, deployment: table.Deployment, method: str, path: str, headers: list,
                 body: bytes) -> None:
         """A copy of the request; its answer is dropped, as Azure's mirror traffic does."""
+        if len(self._mirrors) >= self.settings.scoring_max_mirrors:
+            self.mirrors_dropped += 1
+            log.warning("mirror copy to deployment '%s' dropped: %d already in flight (%d dropped so far)",
+                        deployment.name, len(self._mirrors), self.mirrors_dropped)
+            return
+
         async def send_copy() -> None:
             try:
                 await self._forward(route, deployment, method, path, headers, body)
@@ -225,13 +232,26 @@ def _message(text: str) -> tuple[list, bytes]:
     return [(b"content-type", b"application/json")], json.dumps({"message": text}).encode()
 
 
-async def _read(receive: Receive) -> bytes:
-    chunks = []
+async def _read(scope: Scope, receive: Receive, limit: int) -> bytes:
+    """The request body, refused (413) past `limit` bytes: announced so, before reading any, or on the way."""
+    length = dict(scope["headers"]).get(b"content-length", b"")
+    if length.isdigit() and int(length) > limit:
+        raise _too_large(limit)
+    chunks, size = [], 0
     while True:
         message = await receive()
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+def _too_large(limit: int) -> Reply:
+    return Reply(413, f"The request body is larger than the scoring limit of {limit} bytes "
+                      "(AMLEMU_SCORING_MAX_REQUEST_BYTES).")
 
 
 def create_router(settings: Settings) -> Router:

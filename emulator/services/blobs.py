@@ -2,7 +2,9 @@
 
 Files stay byte-identical so job containers can mount them. Blob properties (MD5, metadata, content
 headers) live in sidecar JSON files under <data_dir>/blobs.meta, keyed by a hash of the blob name, so the
-blob tree holds nothing but the user's bytes. Writes go through <data_dir>/blobs.tmp and an atomic rename.
+blob tree holds nothing but the user's bytes. Bodies stream, in and out, in bounded memory: a request body is
+written chunk by chunk (MD5 computed on the way) to a file in <data_dir>/blobs.tmp, on the blob tree's file
+system but outside it (so neither a listing nor a job's mount sees a partial blob), then renamed into place.
 """
 
 import base64
@@ -11,12 +13,15 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import AsyncIterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from emulator.domain import storage
 from emulator.errors import BadRequest, Conflict, NotFound, RangeNotSatisfiable
+from emulator.services import blob_io
+from emulator.services.blob_io import CHUNK, Reading, Staged
 
 CONTENT_HEADERS = ("Content-Type", "Content-Encoding", "Content-Language", "Content-Disposition", "Cache-Control")
 
@@ -154,18 +159,25 @@ class BlobStore:
                           modified=now.isoformat(), headers=headers, metadata=metadata)
         return self._save(account, container, props)
 
-    def put(self, account: str, container: str, name: str, data: bytes, *, content_md5: str | None = None,
-            if_none_match: str | None = None, headers: dict[str, str] | None = None,
-            metadata: dict[str, str] | None = None, now: datetime) -> BlobProps:
+    async def receive(self, body: AsyncIterable[bytes], limit: int) -> Staged:
+        """The request body (at most `limit` bytes), in a staging file."""
+        return await blob_io.receive(body, self._staging(), limit)
+
+    def check_put(self, account: str, container: str, name: str, if_none_match: str | None = None) -> None:
+        """What makes a Put Blob fail whatever its body: checked before the body is read."""
         self.require_container(account, container)
         self._check_writable(account, container, name, if_none_match)
-        md5 = md5_b64(data)
-        if content_md5 is not None and content_md5 != md5:
-            raise BadRequest(f"The MD5 value specified in the request ({content_md5}) did not match the MD5 of the "
-                             f"content received ({md5}).", target="Content-MD5", code="Md5Mismatch")
-        staged = self._staging()
-        staged.write_bytes(data)
-        return self._commit(account, container, name, staged, md5, headers or {}, metadata or {}, now)
+
+    def put(self, account: str, container: str, name: str, staged: Staged, *, content_md5: str | None = None,
+            if_none_match: str | None = None, headers: dict[str, str] | None = None,
+            metadata: dict[str, str] | None = None, now: datetime) -> BlobProps:
+        try:
+            self.check_put(account, container, name, if_none_match)
+            staged.check_md5(content_md5)
+            return self._commit(account, container, name, staged.path, staged.md5, headers or {}, metadata or {},
+                                now)
+        finally:
+            staged.discard()  # gone already if committed
 
     def set_metadata(self, account: str, container: str, name: str, metadata: dict[str, str],
                      now: datetime) -> BlobProps:
@@ -179,21 +191,20 @@ class BlobStore:
         self._sidecar(account, container, name).unlink(missing_ok=True)
 
     # reads
-    def read(self, account: str, container: str, name: str,
-             byte_range: tuple[int, int | None] | None = None) -> tuple[bytes, BlobProps, tuple[int, int] | None]:
-        """The blob's bytes (or the inclusive byte range asked for), its properties, and the range served."""
+    def open(self, account: str, container: str, name: str,
+             byte_range: tuple[int, int | None] | None = None) -> Reading:
+        """The blob opened for reading the whole of it, or the inclusive byte range asked for."""
         props = self.props(account, container, name)
-        path = self.blob_path(account, container, name)
         if byte_range is None:
-            return path.read_bytes(), props, None
-        start, end = byte_range
-        if start >= props.size:
-            raise RangeNotSatisfiable(f"The range specified is invalid for the current size of the blob "
-                                      f"({props.size} bytes).", target="x-ms-range", code="InvalidRange")
-        end = props.size - 1 if end is None else min(end, props.size - 1)
-        with path.open("rb") as handle:
-            handle.seek(start)
-            return handle.read(end - start + 1), props, (start, end)
+            start, end = 0, props.size - 1
+        else:
+            start, end = byte_range
+            if start >= props.size:
+                raise RangeNotSatisfiable(f"The range specified is invalid for the current size of the blob "
+                                          f"({props.size} bytes).", target="x-ms-range", code="InvalidRange")
+            end = props.size - 1 if end is None else min(end, props.size - 1)
+        handle = self.blob_path(account, container, name).open("rb")
+        return Reading(handle, props, start, end, byte_range is not None)
 
     def list_blobs(self, account: str, container: str, prefix: str = "") -> list[BlobProps]:
         """Every blob of the container whose name starts with prefix, in name order."""
@@ -206,23 +217,25 @@ class BlobStore:
         digest = hashlib.sha256(f"{account}/{container}/{name}".encode()).hexdigest()
         return self.tmp / "blocks" / digest
 
-    def put_block(self, account: str, container: str, name: str, block_id: str, data: bytes,
-                  content_md5: str | None) -> str:
+    def check_block(self, account: str, container: str, name: str, block_id: str) -> None:
+        """What makes a Put Block fail whatever its body: checked before the body is read."""
         self.require_container(account, container)
         self.blob_path(account, container, name)
         if not block_id or len(block_id) > 128:
             raise BadRequest("blockid must be a base64 string of at most 64 bytes.", target="blockid",
                              code="InvalidQueryParameterValue")
-        md5 = md5_b64(data)
-        if content_md5 is not None and content_md5 != md5:
-            raise BadRequest("The MD5 value specified in the request did not match the content received.",
-                             target="Content-MD5", code="Md5Mismatch")
-        blocks = self._block_dir(account, container, name)
-        blocks.mkdir(parents=True, exist_ok=True)
-        staged = self._staging()
-        staged.write_bytes(data)
-        os.replace(staged, blocks / hashlib.sha256(block_id.encode()).hexdigest())
-        return md5
+
+    def put_block(self, account: str, container: str, name: str, block_id: str, staged: Staged,
+                  content_md5: str | None) -> str:
+        try:
+            self.check_block(account, container, name, block_id)
+            staged.check_md5(content_md5)
+            blocks = self._block_dir(account, container, name)
+            blocks.mkdir(parents=True, exist_ok=True)
+            os.replace(staged.path, blocks / hashlib.sha256(block_id.encode()).hexdigest())
+            return staged.md5
+        finally:
+            staged.discard()
 
     def commit_blocks(self, account: str, container: str, name: str, block_ids: list[str], *,
                       if_none_match: str | None = None, headers: dict[str, str] | None = None,
@@ -238,9 +251,10 @@ class BlobStore:
         staged, digest = self._staging(), hashlib.md5()
         with staged.open("wb") as out:
             for part in parts:
-                chunk = part.read_bytes()
-                digest.update(chunk)
-                out.write(chunk)
+                with part.open("rb") as block:
+                    while chunk := block.read(CHUNK):
+                        digest.update(chunk)
+                        out.write(chunk)
         props = self._commit(account, container, name, staged, base64.b64encode(digest.digest()).decode(),
                              headers or {}, metadata or {}, now)
         shutil.rmtree(blocks, ignore_errors=True)

@@ -21,6 +21,9 @@ from emulator.workers import protocol
 
 PORT = 80
 PATH = "/metadata/scheduledevents"
+# An acknowledgement is {"StartRequests": [{"EventId": ...}, ...]}: a few hundred bytes. A body past this is
+# refused unread, so no caller can make the node hold an arbitrary amount.
+MAX_BODY = 64 << 10
 log = logging.getLogger("amlemu.imds")
 
 
@@ -69,7 +72,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self._refused():
             return
         try:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            length = int(self.headers.get("Content-Length") or 0)
+            if length < 0:
+                raise ValueError(f"Content-Length {length} is negative")
+            if length > MAX_BODY:
+                self.close_connection = True  # the body stays unread
+                self._answer(413, {"error": f"Request entity too large. The body is {length} bytes; "
+                                            f"at most {MAX_BODY} are accepted."})
+                return
+            raw = self.rfile.read(length)
             events = preemption.start_requests(json.loads(raw or b"null"))
         except (ValueError, ValidationFailed) as exc:
             self._answer(400, {"error": f"Bad request. {getattr(exc, 'message', exc)}"})

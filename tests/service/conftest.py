@@ -4,6 +4,9 @@ No Docker, no network, no controller: the api alone, as the SDK sees it.
 """
 
 import os
+import socket
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,9 +15,11 @@ from fastapi.testclient import TestClient
 
 from emulator import tokens
 from emulator.api.app import create_app
+from emulator.cli.stack import Stack
 from emulator.settings import Settings
 
 RESOURCE = "https://localhost:8443"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _settings(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
@@ -90,3 +95,52 @@ def shared(tmp_path_factory) -> Api:
         secret = app.state.context.secret
         yield Api(app, client, secret, {"Authorization": f"Bearer {_token(client, secret)}"})
     app.state.context.store.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.upper().startswith("AMLEMU_")}
+
+
+@dataclass
+class LiveApi:
+    stack: Stack
+    pid: int
+
+
+@pytest.fixture
+def live_api_process(tmp_path) -> LiveApi:
+    """The api as its own process (HTTPS on a free port, no controller), as `python -m emulator api` runs it."""
+    port = _free_port()
+    home = tmp_path / "home"
+    env = {**clean_env(), "AMLEMU_DATA_DIR": str(home), "AMLEMU_LISTEN_HOST": "127.0.0.1",
+           "AMLEMU_LISTEN_PORT": str(port), "AMLEMU_PUBLIC_PORT": str(port),
+           "AMLEMU_CONTROLLER_WAIT_SECONDS": "0"}  # an api on its own: no controller comes
+    log = tmp_path / "api.log"  # a file, not a pipe nobody reads, which would block a talkative api
+    with log.open("w") as stderr:
+        api = subprocess.Popen([sys.executable, "-m", "emulator", "api"], env=env, cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+    try:
+        stack = Stack(home=home, port=port, project="unused")
+        if not stack.wait_healthy(timeout=60):
+            api.kill()
+            api.wait(timeout=10)
+            pytest.fail(f"the api did not start: {log.read_text()[-3000:]}")
+        yield LiveApi(stack, api.pid)
+    finally:
+        api.terminate()
+        try:
+            api.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            api.kill()
+            api.wait(timeout=10)
+
+
+@pytest.fixture
+def live_api(live_api_process) -> Stack:
+    return live_api_process.stack

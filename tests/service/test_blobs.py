@@ -95,10 +95,49 @@ def test_missing_blob_is_blob_not_found(client, container):
     storage_error(client.get(container.url("nope.txt")), 404, "BlobNotFound")
 
 
+def staged_files(settings) -> list:
+    return [p for p in (settings.data_dir / "blobs.tmp").rglob("*") if p.is_file()]
+
+
 def test_md5_mismatch_is_refused_and_nothing_written(client, container, settings):
     response = container.put("a.txt", b"abc", **{"Content-MD5": md5(b"xyz")})
     storage_error(response, 400, "Md5Mismatch")
     assert not blob_file(settings, container, "a.txt").exists()
+    block = client.put(container.url("a.txt", "comp=block&blockid=YmxvY2s="), content=b"abc",
+                       headers={"Content-MD5": md5(b"xyz")})
+    storage_error(block, 400, "Md5Mismatch")
+    assert staged_files(settings) == []  # the received bodies went nowhere a reader or a later commit looks
+
+
+def test_a_failed_overwrite_keeps_the_old_blob_whole(client, container, settings):
+    assert container.put("a.txt", b"one").status_code == 201
+    storage_error(container.put("a.txt", b"two" * 1000, **{"Content-MD5": md5(b"other")}), 400, "Md5Mismatch")
+    assert client.get(container.url("a.txt")).content == b"one"
+    assert staged_files(settings) == []
+
+
+def test_bodies_past_azures_limits_are_refused_with_413(client, container, settings, monkeypatch):
+    from emulator.api.routes import blobs as routes
+    monkeypatch.setattr(routes, "MAX_PUT_BLOB", 10)
+    monkeypatch.setattr(routes, "MAX_BLOCK", 10)
+    monkeypatch.setattr(routes, "MAX_BLOCK_LIST", 10)
+    storage_error(container.put("a.txt", b"x" * 11), 413, "RequestBodyTooLarge")
+    assert container.put("a.txt", b"x" * 10).status_code == 201
+    storage_error(client.put(container.url("b.bin", "comp=block&blockid=YmxvY2s="), content=b"y" * 11), 413,
+                  "RequestBodyTooLarge")
+    storage_error(client.put(container.url("b.bin", "comp=blocklist"), content=b"<BlockList/>" * 2), 413,
+                  "RequestBodyTooLarge")
+    assert not blob_file(settings, container, "b.bin").exists() and staged_files(settings) == []
+
+
+def test_a_range_md5_is_only_for_ranges_of_at_most_4_mib(client, container):
+    container.put("big.bin", b"z" * ((4 << 20) + 1))
+    for end, status in (((4 << 20) - 1, 206), (4 << 20, 400)):
+        response = client.get(container.url("big.bin"), headers={"x-ms-range": f"bytes=0-{end}",
+                                                                 "x-ms-range-get-content-md5": "true"})
+        assert response.status_code == status, response.text
+    plain = client.get(container.url("big.bin"), headers={"x-ms-range": "bytes=1-"})
+    assert plain.status_code == 206 and plain.content == b"z" * (4 << 20)
 
 
 def test_if_none_match_star_refuses_overwrite(client, container, settings):

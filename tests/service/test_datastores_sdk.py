@@ -2,54 +2,15 @@
 https://<account>.blob.localhost:<port> through the client shim, with only the `amlemu env` variables."""
 
 import json
-import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from emulator.cli.stack import Stack
 from emulator.domain import datastores
 from emulator.domain.ids import WorkspaceRef
+from tests.service.conftest import clean_env
 
 PROBE = Path(__file__).with_name("datastore_probe.py")
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.upper().startswith("AMLEMU_")}
-
-
-@pytest.fixture
-def live_api(tmp_path):
-    port = _free_port()
-    home = tmp_path / "home"
-    env = {**_clean_env(), "AMLEMU_DATA_DIR": str(home), "AMLEMU_LISTEN_HOST": "127.0.0.1",
-           "AMLEMU_LISTEN_PORT": str(port), "AMLEMU_PUBLIC_PORT": str(port),
-           "AMLEMU_CONTROLLER_WAIT_SECONDS": "0"}  # an api on its own: no controller comes
-    api = subprocess.Popen([sys.executable, "-m", "emulator", "api"], env=env, cwd=ROOT,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        stack = Stack(home=home, port=port, project="unused")
-        if not stack.wait_healthy(timeout=60):
-            api.kill()
-            pytest.fail(f"the api did not start: {api.communicate(timeout=10)[1][-3000:]}")
-        yield stack
-    finally:
-        api.terminate()
-        try:
-            api.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            api.kill()
-            api.wait(timeout=10)
 
 
 def test_sdk_uploads_and_downloads_through_the_default_datastore(live_api, tmp_path):
@@ -57,7 +18,7 @@ def test_sdk_uploads_and_downloads_through_the_default_datastore(live_api, tmp_p
     (source / "sub").mkdir(parents=True)
     (source / "train.csv").write_text("a,b\n1,2\n")
     (source / "sub" / "notes.txt").write_text("hello")
-    env = {**_clean_env(), **live_api.env_vars(), "AMLEMU_HOME": str(live_api.home)}
+    env = {**clean_env(), **live_api.env_vars(), "AMLEMU_HOME": str(live_api.home)}
     result = subprocess.run([sys.executable, str(PROBE), str(source), str(destination)], env=env, cwd=tmp_path,
                             capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -8,12 +8,14 @@ import re
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from emulator.api import storage_xml
 from emulator.api.deps import Ctx
 from emulator.domain import storage
 from emulator.errors import BadRequest, Conflict
+from emulator.services.blob_io import Staged, too_large
 from emulator.services.blobs import CONTENT_HEADERS, BlobStore, md5_b64
 
 router = APIRouter()
@@ -22,6 +24,10 @@ BLOB = CONTAINER + "/{blob:path}"
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
 _META_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MAX_LIST = 5000
+# Azure's largest bodies (service version 2019-12-12 on): a Put Blob 5000 MiB, a block 4000 MiB.
+MAX_PUT_BLOB, MAX_BLOCK = 5000 << 20, 4000 << 20
+MAX_BLOCK_LIST = 8 << 20  # bytes of a Put Block List body: Azure's 50,000 block ids, with room to spare
+MAX_RANGE_MD5 = 4 << 20  # Azure returns a range's Content-MD5 only for ranges of at most 4 MiB
 
 
 def blob_store(ctx: Ctx) -> BlobStore:
@@ -144,43 +150,80 @@ def blob_properties(ctx: Ctx, blobs: Blobs, request: Request, account: str, cont
 @router.get(BLOB)
 def get_blob(ctx: Ctx, blobs: Blobs, request: Request, account: str, container: str, blob: str) -> Response:
     _authorize(ctx, request, account, container, "r")
-    data, props, served = blobs.read(account, container, blob, _range(request))
-    headers = {**_headers(request), **storage_xml.property_headers(props)}
-    if served is None:
-        return Response(data, status_code=200, headers=headers)
+    want_md5 = request.headers.get("x-ms-range-get-content-md5", "").lower() == "true"
+    reading = blobs.open(account, container, blob, _range(request))
+    headers = {**_headers(request), **storage_xml.property_headers(reading.props),
+               "Content-Length": str(reading.length)}
+    if not reading.ranged:
+        return StreamingResponse(reading.chunks(), status_code=200, headers=headers)
     headers.pop("Content-MD5", None)
-    if props.md5:
-        headers["x-ms-blob-content-md5"] = props.md5
-    if request.headers.get("x-ms-range-get-content-md5", "").lower() == "true":
-        headers["Content-MD5"] = md5_b64(data)
-    headers["Content-Range"] = f"bytes {served[0]}-{served[1]}/{props.size}"
-    return Response(data, status_code=206, headers=headers)
+    if reading.props.md5:
+        headers["x-ms-blob-content-md5"] = reading.props.md5
+    headers["Content-Range"] = f"bytes {reading.start}-{reading.end}/{reading.props.size}"
+    if want_md5:
+        if reading.length > MAX_RANGE_MD5:
+            reading.handle.close()
+            raise BadRequest(f"x-ms-range-get-content-md5 needs a range of at most {MAX_RANGE_MD5} bytes.",
+                             target="x-ms-range-get-content-md5", code="InvalidHeaderValue")
+        data = reading.read_all()
+        return Response(data, status_code=206, headers={**headers, "Content-MD5": md5_b64(data)})
+    return StreamingResponse(reading.chunks(), status_code=206, headers=headers)
 
 
 @router.put(BLOB)
 async def put_blob(ctx: Ctx, blobs: Blobs, request: Request, account: str, container: str, blob: str) -> Response:
     _authorize(ctx, request, account, container, "w")
     comp = request.query_params.get("comp")
-    body = await request.body()
+    content_md5 = request.headers.get("content-md5")
     if comp == "metadata":
         props = blobs.set_metadata(account, container, blob, _metadata(request), ctx.clock())
         return _written(request, props.etag, props.modified_at, 200)
     if comp == "block":
-        md5 = blobs.put_block(account, container, blob, request.query_params.get("blockid", ""), body,
-                              request.headers.get("content-md5"))
+        block_id = request.query_params.get("blockid", "")
+        blobs.check_block(account, container, blob, block_id)  # before reading a body it would refuse
+        md5 = blobs.put_block(account, container, blob, block_id, await _receive(blobs, request, MAX_BLOCK),
+                              content_md5)
         return Response(status_code=201, headers={**_headers(request), "Content-MD5": md5,
                                                   "x-ms-request-server-encrypted": "true"})
     options = {"if_none_match": request.headers.get("if-none-match"), "headers": _content_headers(request),
                "metadata": _metadata(request), "now": ctx.clock()}
     if comp == "blocklist":
-        props = blobs.commit_blocks(account, container, blob, storage_xml.block_ids(body), **options)
-    elif comp is None:
-        _require_block_blob(request)
-        props = blobs.put(account, container, blob, body, content_md5=request.headers.get("content-md5"), **options)
-    else:
+        body = await _small_body(request, MAX_BLOCK_LIST)
+        # Composing the blob copies every block: off the event loop.
+        props = await run_in_threadpool(blobs.commit_blocks, account, container, blob,
+                                        storage_xml.block_ids(body), **options)
+        return _written(request, props.etag, props.modified_at, 201, md5_b64(body))
+    if comp is not None:
         raise BadRequest(f"comp={comp} is not supported on blobs by amlemu.", target="comp",
                          code="InvalidQueryParameterValue")
-    return _written(request, props.etag, props.modified_at, 201, md5_b64(body))
+    _require_block_blob(request)
+    blobs.check_put(account, container, blob, options["if_none_match"])
+    staged = await _receive(blobs, request, MAX_PUT_BLOB)
+    props = blobs.put(account, container, blob, staged, content_md5=content_md5, **options)
+    return _written(request, props.etag, props.modified_at, 201, staged.md5)
+
+
+def _check_length(request: Request, limit: int) -> None:
+    """Refuse a body announced too large before reading any of it."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise too_large(limit, "Content-Length")
+
+
+async def _receive(blobs: BlobStore, request: Request, limit: int) -> Staged:
+    _check_length(request, limit)
+    return await blobs.receive(request.stream(), limit)
+
+
+async def _small_body(request: Request, limit: int) -> bytes:
+    """A body that is never large (a block list), refused past `limit` bytes rather than held whatever its size."""
+    _check_length(request, limit)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise too_large(limit, "body")
+    return bytes(body)
 
 
 def _require_block_blob(request: Request) -> None:

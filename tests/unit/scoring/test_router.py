@@ -149,3 +149,59 @@ def test_a_change_the_api_marked_is_read_before_the_next_request(tmp_path, monke
     r._refreshed = 0.0  # as a router that read the store long ago
     table.mark_changed(r.settings.routes_changed)
     assert [call(r, auth).text for _ in range(3)] == ["g1:5001"] * 3
+
+
+def test_a_body_over_the_limit_is_refused_with_413_naming_it():
+    r = router(traffic={"blue": 100})
+    r.settings = Settings(scoring_max_request_bytes=1000)
+    auth = {"Authorization": "Bearer k1"}
+
+    async def chunked():  # no Content-Length: counted as it arrives
+        for _ in range(3):
+            yield b"x" * 400
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=r), base_url="http://router") as client:
+            announced = await client.post("/endpoints/ep/score", content=b"x" * 1001, headers=auth)
+            streamed = await client.post("/endpoints/ep/score", content=chunked(), headers=auth)
+            at_limit = await client.post("/endpoints/ep/score", content=b"x" * 1000, headers=auth)
+            return announced, streamed, at_limit
+    announced, streamed, at_limit = asyncio.run(go())
+    for refused in (announced, streamed):
+        assert refused.status_code == 413
+        assert "1000 bytes" in refused.json()["message"]
+        assert "AMLEMU_SCORING_MAX_REQUEST_BYTES" in refused.json()["message"]
+    assert at_limit.status_code == 200
+    assert r.pool.calls == ["b1:5001"]  # nothing refused reached an instance
+
+
+def test_mirrored_copies_in_flight_are_bounded_and_the_rest_dropped_and_counted():
+    r = router(traffic={"blue": 100}, draws=(0.0, 0.1))
+    r.settings = Settings(scoring_max_mirrors=2)
+    route = r.routes["ep"]
+    r.routes["ep"] = table.Endpoint(route.key, route.name, route.auth_mode, route.keys, route.traffic,
+                                    {"green": 50}, route.deployments)
+    live_pool, released = r.pool, asyncio.Event()
+
+    class SlowShadow(FakePool):  # the mirrored deployment answers only once released
+        async def request(self, address, method, path, headers, body, timeout):
+            if address.startswith("g"):
+                self.calls.append(address)
+                await released.wait()
+                return forward.Response(200, {}, b"")
+            return await live_pool.request(address, method, path, headers, body, timeout)
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=r), base_url="http://router") as client:
+            answers = [await client.post("/endpoints/ep/score", json={}, headers={"Authorization": "Bearer k1"})
+                       for _ in range(5)]
+            in_flight = len(r._mirrors)
+            released.set()
+            await asyncio.gather(*r._mirrors)
+            return answers, in_flight
+    r.pool = SlowShadow()
+    answers, in_flight = asyncio.run(go())
+    assert [a.status_code for a in answers] == [200] * 5  # live traffic never waits for, nor fails by, mirrors
+    assert in_flight == 2 and r.pool.calls == ["g1:5001", "g1:5001"]
+    assert r.mirrors_dropped == 3
+    assert live_pool.calls == ["b1:5001", "b2:5001"] * 2 + ["b1:5001"]
