@@ -119,7 +119,13 @@ def source(root: Path, rel: str | os.PathLike) -> Path:
     return path
 
 
-def _copy_file(src_dir: int, name: str, dst_dir: int, skipped: list[str], where: str) -> None:
+def _readable_by(info: os.stat_result, reader: int | None) -> bool:
+    """Could user `reader` read the file itself (None: anyone may)? The copy is open to all."""
+    return reader is None or bool(info.st_mode & stat.S_IROTH) or \
+        (info.st_uid == reader and bool(info.st_mode & stat.S_IRUSR))
+
+
+def _copy_file(src_dir: int, name: str, dst_dir: int, skipped: list[str], where: str, reader: int | None) -> None:
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src_dir)
     except OSError as exc:
@@ -129,9 +135,12 @@ def _copy_file(src_dir: int, name: str, dst_dir: int, skipped: list[str], where:
         return
     try:
         info = os.fstat(fd)
-        # A hard link could name a file its maker cannot read; a copy readable by all would disclose it.
-        if not stat.S_ISREG(info.st_mode) or (info.st_nlink > 1 and not info.st_mode & stat.S_IROTH):
+        if not stat.S_ISREG(info.st_mode):
             skipped.append(f"{where}{name} (not a plain file)")
+            return
+        # Root reads anything: a file (or a hard link to one) the job's user cannot read is not handed over.
+        if not _readable_by(info, reader):
+            skipped.append(f"{where}{name} (not readable by the job's user)")
             return
         out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                       dir_fd=dst_dir)
@@ -145,7 +154,7 @@ def _copy_file(src_dir: int, name: str, dst_dir: int, skipped: list[str], where:
         os.close(fd)
 
 
-def _copy_into(src: int, dst: int, skipped: list[str], where: str) -> None:
+def _copy_into(src: int, dst: int, skipped: list[str], where: str, reader: int | None) -> None:
     for entry in sorted(os.listdir(src)):
         info = os.stat(entry, dir_fd=src, follow_symlinks=False)
         if stat.S_ISDIR(info.st_mode):
@@ -154,19 +163,20 @@ def _copy_into(src: int, dst: int, skipped: list[str], where: str) -> None:
             sub_dst, _ = _step(dst, entry, where + entry, create=False)
             try:
                 os.fchmod(sub_dst, 0o777)
-                _copy_into(sub_src, sub_dst, skipped, f"{where}{entry}/")
+                _copy_into(sub_src, sub_dst, skipped, f"{where}{entry}/", reader)
             finally:
                 os.close(sub_src)
                 os.close(sub_dst)
         else:
-            _copy_file(src, entry, dst, skipped, where)
+            _copy_file(src, entry, dst, skipped, where, reader)
 
 
-def copy_tree(root: Path, rel: str | os.PathLike, dest: Path) -> list[str]:
+def copy_tree(root: Path, rel: str | os.PathLike, dest: Path, reader: int | None = None) -> list[str]:
     """Copy the folder `root/rel` into the new folder `dest` (open to all: jobs run unprivileged), following
-    no link: links and files that are not plain are left out, and listed in the result."""
+    no link: links, files that are not plain and files user `reader` could not read are left out, and
+    listed in the result."""
     skipped: list[str] = []
     dest.mkdir(parents=True)
     with directory(root, rel) as src, directory(dest, ".", mode=0o777) as dst:
-        _copy_into(src, dst, skipped, "")
+        _copy_into(src, dst, skipped, "", reader)
     return skipped

@@ -42,7 +42,8 @@ def _lay_out(attempt: Attempt, data_dir: Path) -> None:
                                     f"(looked for {mount.source}).")
     workdir = data_dir / attempt.workdir
     shutil.rmtree(workdir, ignore_errors=True)  # a rerun of the same attempt starts from the snapshot again
-    skipped = confined.copy_tree(data_dir, attempt.code_dir, workdir) if attempt.code_dir else []
+    reader = int(attempt.user.split(":")[0]) if attempt.user and attempt.user.split(":")[0].isdigit() else None
+    skipped = confined.copy_tree(data_dir, attempt.code_dir, workdir, reader) if attempt.code_dir else []
     if not attempt.code_dir:
         confined.make_dir(data_dir, attempt.workdir)
     notes = [*attempt.notes, *(f"amlemu: left out of the code snapshot: {s}" for s in skipped[:20])]

@@ -92,18 +92,23 @@ def test_copy_tree_leaves_links_and_hard_links_of_unreadable_files_out(data):
     (src / "pkg").mkdir(parents=True)
     (src / "train.py").write_text("print(1)")
     (src / "run.sh").write_text("#!/bin/sh")
-    (src / "run.sh").chmod(0o750)
+    (src / "run.sh").chmod(0o755)
     (src / "pkg" / "m.py").write_text("x = 1")
     os.symlink(data / "ca", src / "ca")                   # a folder link
     os.symlink(data / "ca" / "ca.key", src / "pkg" / "key")  # a file link
     os.link(data / "amlemu.db", src / "db")               # a hard link to a file others cannot read
     dest = data / "jobs/k/1/0/wd"
-    skipped = confined.copy_tree(data, "blobs/acct/code-1/src", dest)
-    assert sorted(skipped) == ["ca (a link)", "db (not a plain file)", "pkg/key (a link)"]
-    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*")) == ["pkg", "pkg/m.py", "run.sh", "train.py"]
+    os.link(src / "train.py", src / "again.py")         # a hard link to a file anyone can read
+    (src / "mine.txt").write_text("the job's own")
+    os.chown(src / "mine.txt", 1000, 1000)
+    (src / "mine.txt").chmod(0o600)
+    skipped = confined.copy_tree(data, "blobs/acct/code-1/src", dest, reader=1000)
+    assert sorted(skipped) == ["ca (a link)", "db (not readable by the job's user)", "pkg/key (a link)"]
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*")) == \
+        ["again.py", "mine.txt", "pkg", "pkg/m.py", "run.sh", "train.py"]
     assert stat.S_IMODE(dest.stat().st_mode) == 0o777 and stat.S_IMODE((dest / "pkg").stat().st_mode) == 0o777
     assert stat.S_IMODE((dest / "train.py").stat().st_mode) == 0o666
-    assert stat.S_IMODE((dest / "run.sh").stat().st_mode) == 0o776  # its execute bits kept
+    assert stat.S_IMODE((dest / "run.sh").stat().st_mode) == 0o777  # its execute bits kept
     assert modes(data) == SECRET_MODES
 
 
@@ -123,12 +128,13 @@ def test_lay_out_follows_no_link_a_job_planted(data):
     os.link(data / "amlemu.db", code / "db")
     (data / JOB_DIR / "logs").mkdir()
     os.symlink(data / "ca", data / JOB_DIR / "logs" / "inner")
-    attempts._lay_out(attempt(code_dir=f"{JOB_DIR}/outputs"), data)
+    attempts._lay_out(attempt(code_dir=f"{JOB_DIR}/outputs", user="1000:1000"), data)
     wd = data / "jobs/k/1/0/wd"
     assert sorted(p.name for p in wd.iterdir()) == ["train.py"]
     assert modes(data) == SECRET_MODES
     log = (data / JOB_DIR / "user_logs" / "std_log.txt").read_text()
     assert "left out of the code snapshot: ca (a link)" in log and "key.pem (a link)" in log
+    assert "db (not readable by the job's user)" in log
 
 
 @pytest.mark.parametrize("planted", ["user_logs", "logs", "outputs"])
