@@ -15,23 +15,17 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from emulator.errors import BadRequest
+from emulator.errors import PathEscape
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
-
-
-class Escape(BadRequest):
-    """A path under the data directory leads elsewhere (a symlink, a hard link, '..')."""
-
-    code = "PathEscape"
 
 
 def parts(rel: str | os.PathLike) -> list[str]:
     """The components of a relative path; refused if absolute or with '..' (callers build these paths)."""
     pieces = [p for p in PurePosixPath(rel).parts if p != "."]
     if PurePosixPath(rel).is_absolute() or ".." in pieces:
-        raise Escape(f"{rel} is not a path inside the data directory.")
+        raise PathEscape(f"{rel} is not a path inside the data directory.")
     return pieces
 
 
@@ -48,7 +42,7 @@ def _step(parent: int, name: str, rel: str, create: bool) -> tuple[int, bool]:
         return os.open(name, _DIR, dir_fd=parent), made
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise Escape(f"{rel}: '{name}' is a link or not a folder; the emulator does not follow links.") from exc
+            raise PathEscape(f"{rel}: '{name}' is a link or not a folder; the emulator does not follow links.") from exc
         raise
 
 
@@ -87,12 +81,12 @@ def appending(root: Path, rel: str | os.PathLike, mode: int = 0o666) -> Iterator
                          dir_fd=parent)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise Escape(f"{rel} is a link; the emulator does not follow links.") from exc
+                raise PathEscape(f"{rel} is a link; the emulator does not follow links.") from exc
             raise
     with os.fdopen(fd, "a") as out:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            raise Escape(f"{rel} is not a plain file of its own (a hard link or a device).")
+            raise PathEscape(f"{rel} is not a plain file of its own (a hard link or a device).")
         os.fchmod(fd, mode)
         yield out
 
@@ -115,7 +109,7 @@ def source(root: Path, rel: str | os.PathLike) -> Path:
     base = Path(os.path.realpath(root))
     path = base.joinpath(*parts(rel))
     if os.path.realpath(path) != str(path):
-        raise Escape(f"{rel} passes through a link; the emulator mounts only plain folders and files.")
+        raise PathEscape(f"{rel} passes through a link; the emulator mounts only plain folders and files.")
     return path
 
 

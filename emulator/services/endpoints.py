@@ -14,7 +14,7 @@ import jwt
 from emulator import confined
 from emulator.domain import artifacts, datastores, deployments, endpoints, payload
 from emulator.domain.ids import WorkspaceRef
-from emulator.errors import Conflict, NotFound, ValidationFailed
+from emulator.errors import Conflict, NotFound, PathEscape, ValidationFailed
 from emulator.services import assets, models, operations
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
@@ -207,7 +207,7 @@ def _check_runnable(settings: Settings, ref: WorkspaceRef, stored: dict, found: 
     for rel, target in ((code, f"{P}.codeConfiguration.codeId"), (model, f"{P}.model")):
         try:  # a job's output may hold links: a model server must not mount what they point at
             confined.source(settings.data_dir, rel)
-        except confined.Escape as exc:
+        except PathEscape as exc:
             raise ValidationFailed(exc.message, target=target) from exc
     if not (settings.data_dir / code / script).is_file():
         raise ValidationFailed(f"The scoring script '{script}' is not in code '{found.code.name}' version "

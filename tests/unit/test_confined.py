@@ -8,6 +8,7 @@ import stat
 import pytest
 
 from emulator import confined
+from emulator.errors import PathEscape
 from emulator.workers import attempts
 from emulator.workers.protocol import Attempt, Mount
 
@@ -45,15 +46,15 @@ def attempt(**changes) -> Attempt:
 # the pieces
 @pytest.mark.parametrize("rel", ["/etc", "../ca", "a/../../ca", "a/../b"])
 def test_paths_must_stay_below_the_root(data, rel):
-    with pytest.raises(confined.Escape):
+    with pytest.raises(PathEscape):
         confined.parts(rel)
 
 
 def test_make_dir_never_chmods_through_a_link(data):
     os.symlink(data / "ca", data / JOB_DIR / "outputs" / "named")
-    with pytest.raises(confined.Escape):
+    with pytest.raises(PathEscape):
         confined.make_dir(data, f"{JOB_DIR}/outputs/named")
-    with pytest.raises(confined.Escape):  # nor below one
+    with pytest.raises(PathEscape):  # nor below one
         confined.make_dir(data, f"{JOB_DIR}/outputs/named/deeper")
     assert modes(data) == SECRET_MODES and not (data / "ca" / "deeper").exists()
 
@@ -69,7 +70,7 @@ def test_appending_refuses_a_link_and_a_hard_link(data):
     os.symlink(data / "ca" / "ca.key", logs / "std_log.txt")
     os.link(data / "amlemu.db", logs / "std_log_process_1.txt")
     for name in ("std_log.txt", "std_log_process_1.txt"):
-        with pytest.raises(confined.Escape), confined.appending(data, f"{JOB_DIR}/user_logs/{name}") as out:
+        with pytest.raises(PathEscape), confined.appending(data, f"{JOB_DIR}/user_logs/{name}") as out:
             out.write("x")
     assert modes(data) == SECRET_MODES
     assert (data / "ca" / "ca.key").read_text() == "PRIVATE KEY" and (data / "amlemu.db").read_text() == "db"
@@ -82,7 +83,7 @@ def test_source_refuses_any_link_on_a_mounts_way(data):
     os.symlink("../../../../../../amlemu.db", outputs / "db")  # relative, to a file
     (outputs / "real").mkdir()
     for name in ("one", "two", "two/ca.key", "db"):
-        with pytest.raises(confined.Escape):
+        with pytest.raises(PathEscape):
             confined.source(data, f"{JOB_DIR}/outputs/{name}")
     assert confined.source(data, f"{JOB_DIR}/outputs/real") == (data / JOB_DIR / "outputs" / "real").resolve()
 
@@ -114,7 +115,7 @@ def test_copy_tree_leaves_links_and_hard_links_of_unreadable_files_out(data):
 
 def test_copy_tree_refuses_a_snapshot_reached_through_a_link(data):
     os.symlink(data / "ca", data / JOB_DIR / "outputs" / "code")
-    with pytest.raises(confined.Escape):
+    with pytest.raises(PathEscape):
         confined.copy_tree(data, f"{JOB_DIR}/outputs/code", data / "jobs/k/1/0/wd")
     assert not (data / "jobs/k/1/0/wd" / "ca.key").exists()
 
@@ -143,7 +144,7 @@ def test_lay_out_refuses_a_job_folder_swapped_for_a_link(data, planted):
     if folder.exists():
         folder.rmdir()
     os.symlink(data / "ca", folder)
-    with pytest.raises(confined.Escape):
+    with pytest.raises(PathEscape):
         attempts._lay_out(attempt(), data)
     assert modes(data) == SECRET_MODES and sorted(os.listdir(data / "ca")) == ["ca.key"]
 
@@ -153,7 +154,7 @@ def test_lay_out_refuses_to_mount_an_input_through_a_link(data):
     os.symlink(data / "amlemu.db", data / JOB_DIR / "outputs" / "db.csv")
     for source in ("model", "db.csv"):
         rank = attempt(mounts=[Mount(f"{JOB_DIR}/outputs/{source}", "/mnt/azureml/inputs/x", read_only=True)])
-        with pytest.raises(confined.Escape):
+        with pytest.raises(PathEscape):
             attempts._lay_out(rank, data)
     assert modes(data) == SECRET_MODES
 
@@ -161,7 +162,7 @@ def test_lay_out_refuses_to_mount_an_input_through_a_link(data):
 def test_lay_out_refuses_a_log_file_planted_as_a_link(data):
     (data / JOB_DIR / "user_logs").mkdir()
     os.symlink(data / "ca" / "ca.key", data / JOB_DIR / "user_logs" / "std_log.txt")
-    with pytest.raises(confined.Escape):
+    with pytest.raises(PathEscape):
         attempts._lay_out(attempt(notes=["hello"]), data)
     assert modes(data) == SECRET_MODES and (data / "ca" / "ca.key").read_text() == "PRIVATE KEY"
 
