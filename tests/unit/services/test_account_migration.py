@@ -104,3 +104,27 @@ def test_a_fresh_data_folder_has_nothing_to_migrate(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'amlemu.db'}")
     _migrate(store, tmp_path / "data")
     assert not (tmp_path / "data").exists()
+
+
+def test_the_api_migrates_an_old_data_folder_when_it_starts(tmp_path, monkeypatch):
+    from emulator.api.app import create_app
+    from tests.service.conftest import _settings
+
+    settings = _settings(tmp_path, monkeypatch)
+    create_app(settings).state.context.store.close()  # an earlier run made the default workspace
+    _file(tmp_path, "amlemustore/azureml/ExperimentRun/dcid.old-job/outputs/model.pkl", "weights")
+    _file(tmp_path, "amlemustore/0f0f0f0f-code/src/train.py", "print(1)")
+    store = Store(settings.db_url)
+    with store.transaction() as repo:
+        repo.add(AssetVersion(key=ALONE.child_id("codes", "old").lower() + "/versions/1", workspace_key=ALONE.key,
+                              kind="codes", name="old", version="1", created_at=NOW, modified_at=NOW,
+                              body={"codeUri": "https://localhost:8443/blob/amlemustore/0f0f0f0f-code/src"}))
+    store.close()
+    app = create_app(settings)
+    new = storage.workspace_account(ALONE)
+    assert (tmp_path / "blobs" / new / "azureml/ExperimentRun/dcid.old-job/outputs/model.pkl").read_text() == "weights"
+    assert not (tmp_path / "blobs" / "amlemustore").exists()
+    with app.state.context.store.transaction() as repo:
+        code = repo.asset_version(ALONE.child_id("codes", "old") + "/versions/1")
+        assert code.body["codeUri"] == f"https://localhost:8443/blob/{new}/0f0f0f0f-code/src"
+    app.state.context.store.close()
