@@ -22,6 +22,11 @@ class ValidationFailed(BadRequest):
     code = "ValidationError"
 
 
+class PathEscape(BadRequest):
+    """A path under the data directory would lead elsewhere: a link (which is never followed), '..'."""
+    code = "PathEscape"
+
+
 class Unauthorized(EmulatorError):
     status = 401
     code = "AuthenticationFailed"

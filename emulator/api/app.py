@@ -13,6 +13,7 @@ from emulator.api import errors
 from emulator.api.deps import Context
 from emulator.api.routes import (assets, blobs, computes, datastores, deployments, emulator, history, identity, jobs,
                                  locations, online_endpoints, workspaces)
+from emulator.services import account_migration
 from emulator.services import workspaces as workspace_service
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -86,6 +87,7 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
     secret = tokens.load_secret(settings.data_dir / "token.key")
     with store.transaction() as repo:
         workspace_service.ensure_default(repo, settings, datetime.now(UTC))
+        account_migration.migrate(repo, settings.data_dir)  # data of earlier versions: one account per workspace
     app = FastAPI(title="amlemu control plane", version="0.1.0",
                   description="Azure Machine Learning REST API, served locally.")
     app.state.context = Context(settings=settings, store=store, secret=secret, wake=wake)

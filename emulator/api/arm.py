@@ -23,7 +23,8 @@ def system_data(created: datetime, modified: datetime) -> dict:
 def _workspace_resources(row: Workspace) -> dict:
     rg = f"/subscriptions/{row.subscription}/resourceGroups/{row.resource_group}/providers"
     short = storage.resource_prefix(row.name)
-    return {"storageAccount": f"{rg}/Microsoft.Storage/storageAccounts/{storage.workspace_account(row.name)}",
+    account = storage.workspace_account(WorkspaceRef.of(row))  # the datastores' account, the same function
+    return {"storageAccount": storage.account_id(row.subscription, row.resource_group, account),
             "keyVault": f"{rg}/Microsoft.KeyVault/vaults/{short}vault",
             "applicationInsights": f"{rg}/Microsoft.insights/components/{short}insights"}
 
@@ -35,9 +36,11 @@ def workspace_id(row: Workspace) -> str:
 def workspace(row: Workspace, settings: Settings) -> dict:
     body = row.body
     arm_id = workspace_id(row)
-    props = {**_workspace_resources(row), "containerRegistry": None, "friendlyName": row.name,
+    # The storage account is the one the datastores use, whatever the PUT named: amlemu keeps one per workspace.
+    resources = _workspace_resources(row)
+    props = {**resources, "containerRegistry": None, "friendlyName": row.name,
              "description": "", "hbiWorkspace": False, "publicNetworkAccess": "Enabled", "v1LegacyMode": False,
-             **body.get("properties", {}),
+             **body.get("properties", {}), "storageAccount": resources["storageAccount"],
              "workspaceId": datastores.workspace_guid(row.key),
              "provisioningState": "Succeeded",
              "discoveryUrl": f"{settings.public_url}/discovery",

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 import httpx
 
+from emulator import confined
 from emulator.controller.adoption import reconcile_owned
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
@@ -162,7 +163,8 @@ class EndpointReconciler:
             return False
 
     def _build(self, env_body: dict, log_file: Path) -> Prepared:
-        with log_file.open("a") as out:
+        # the folder is the model server's to write in: a link it left there is not followed
+        with confined.appending(self.settings.data_dir, log_file.relative_to(self.settings.data_dir)) as out:
             def progress(line: str) -> None:
                 out.write(line + "\n")
                 out.flush()
@@ -260,9 +262,8 @@ class EndpointReconciler:
 
     def _logs(self, endpoint: str, deployment: str, make: bool = True) -> Path:
         folder = endpoints.logs_dir(self.settings, endpoint, deployment)
-        if make:
-            folder.mkdir(parents=True, exist_ok=True)
-            folder.chmod(0o777)  # the model server runs as an unprivileged user and writes its log here
+        if make:  # the model server runs as an unprivileged user and writes its log here
+            confined.make_dir(self.settings.data_dir, folder.relative_to(self.settings.data_dir))
         return folder
 
     def _tail(self, endpoint: str, deployment: str, container: str) -> str:
@@ -275,7 +276,9 @@ class EndpointReconciler:
         size = vm_sizes.find(props["instanceType"])
         cpus, memory = vm_sizes.scaled_limits(size, self.settings.resource_scale)
         name = f"amlemu-{self.settings.stack}-serve-{endpoint}-{row.name}-{row.generation}-{secrets.token_hex(3)}"
-        code, model = endpoints.code_dir(found.code), endpoints.model_path(ref, found.model)
+        code, model = endpoints.code_dir(ref, found.code), endpoints.model_path(ref, found.model)
+        for rel in (code, model):  # a link on the way (a job's output, say) would mount what it points at
+            confined.source(self.settings.data_dir, rel)
         app_root = f"{serving.APP_ROOT}/{PurePosixPath(code).name or 'code'}"
         model_dir = serving.model_dir(found.model.name, found.model.version)
         logs = self._logs(endpoint, row.name).relative_to(self.settings.data_dir)

@@ -13,12 +13,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
+from emulator import confined
 from emulator.controller import launch
 from emulator.controller.steps import Steps
 from emulator.controller.effects import Effects
 from emulator.controller.sandboxes import pool_of
 from emulator.domain import jobs as job_rules
-from emulator.domain import artifacts, preemption, scheduling, storage, vm_sizes
+from emulator.domain import artifacts, datastores, preemption, scheduling, vm_sizes
 from emulator.domain.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.job import TERMINAL, JobStatus
@@ -110,10 +111,10 @@ class JobScheduler:
             effects.stage += sent
 
     def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> list[dict]:
-        workspace = repo.workspace(job.workspace_key)
-        attempts = launch.ranks(job.key, job.name, job.attempt, job.body, WorkspaceRef.of(workspace),
+        ref = WorkspaceRef.of(repo.workspace(job.workspace_key))
+        attempts = launch.ranks(job.key, job.name, job.attempt, job.body, ref,
                                 computes.spec_of(compute), self.settings, job.image, [*job.notes, *_banner(job)],
-                                code_dir(repo, job), self.host_has_gpus(),
+                                code_dir(repo, ref, job), self.host_has_gpus(),
                                 sandbox_pool=pool_of(self.settings, compute.key))
         messages = [a.to_message() for a in attempts if a.rank in ranks]
         effects.current.append((job.key, job.attempt))
@@ -199,15 +200,14 @@ def preempt(repo: Repository, job: Job, node_id: str, now: datetime, effects: Ef
         requeue(repo, job, now, effects, f"{warning} The job goes back to the queue.", warning=warning)
 
 
-def code_dir(repo: Repository, job: Job) -> str | None:
+def code_dir(repo: Repository, ref: WorkspaceRef, job: Job) -> str | None:
     code_id = job.body.get("codeId")
     if not code_id:
         return None
     row = repo.asset_version(code_id)
-    folder = storage.blob_folder(row.body["codeUri"]) if row else None
-    if folder is None:
+    if row is None:
         raise EmulatorError(f"The code snapshot of job {job.name} ({code_id}) is not in the blob store.")
-    return folder
+    return artifacts.blob_dir(datastores.resolve_asset_uri(ref, row.body["codeUri"], "codeId"))
 
 
 class JobReconciler:
@@ -358,8 +358,9 @@ class JobReconciler:
         return future.result()
 
     def _build(self, environment: dict, build_log: Path):
-        build_log.parent.mkdir(parents=True, exist_ok=True)
-        with build_log.open("a") as out:
+        # among the job's artifacts, where another job's output may have planted a link: none is followed
+        with confined.appending(self.settings.data_dir, build_log.relative_to(self.settings.data_dir),
+                                mode=0o644) as out:
             def progress(line: str) -> None:
                 out.write(line + "\n")
                 out.flush()

@@ -49,7 +49,7 @@ def workspace_guid(workspace_key: str) -> str:
 
 def defaults(ref: WorkspaceRef) -> list[Datastore]:
     """The datastores Azure creates with every workspace, in name order."""
-    account = storage.workspace_account(ref.name)
+    account = storage.workspace_account(ref)
     return [Datastore(ARTIFACT_STORE, account, ARTIFACT_CONTAINER, is_default=False),
             Datastore(BLOB_STORE, account, f"azureml-blobstore-{workspace_guid(ref.key)}", is_default=True)]
 
@@ -125,3 +125,34 @@ def resolve_uri(ref: WorkspaceRef, uri: object, target: str) -> BlobLocation:
         return locate(ref, long[4], long[5], target)
     raise ValidationFailed(f"{target} must be an azureml datastore URI, {SHORT_FORM} or {LONG_FORM}, "
                            f"got {uri[:200]!r}.", target=target)
+
+
+def _blob_url(ref: WorkspaceRef, uri: str, target: str) -> BlobLocation | None:
+    """Where a blob URL of this emulator points (path- or host-style, percent-decoded once as the blob API
+    decodes it), checked to stay in a container of the workspace's own storage account."""
+    where = storage.blob_location(uri)
+    if where is None:
+        return None
+    account, container, blob = where
+    own = storage.workspace_account(ref)
+    if account != own:
+        raise ValidationFailed(f"{target} points at storage account '{account[:64]}'; workspace '{ref.name}' "
+                               f"keeps its files in its own account, '{own}'.", target=target)
+    try:
+        storage.container_name(container)
+    except ValidationFailed as exc:
+        raise ValidationFailed(f"{target}: {exc.message}", target=target) from exc
+    return BlobLocation(account, container, _blob_path(blob, target))
+
+
+def resolve_asset_uri(ref: WorkspaceRef, uri: object, target: str) -> BlobLocation:
+    """Where a code snapshot or a build context is: a blob URL the emulator handed out (startPendingUpload,
+    the datastores' account URL) or an azureml datastore URI, inside the workspace's own storage."""
+    if isinstance(uri, str) and not uri.lower().startswith("azureml://"):
+        where = _blob_url(ref, uri, target)
+        if where is None:
+            raise ValidationFailed(f"{target} must be a blob URL in the storage of workspace '{ref.name}' "
+                                   f"(https://<host>/blob/<account>/<container>/<path>, as startPendingUpload "
+                                   f"hands out) or a datastore URI, {SHORT_FORM}; got {uri[:200]!r}.", target=target)
+        return where
+    return resolve_uri(ref, uri, target)

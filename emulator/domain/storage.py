@@ -8,11 +8,11 @@ import base64
 import hashlib
 import hmac
 import re
-from pathlib import PurePosixPath
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from urllib.parse import unquote, urlencode, urlsplit
 
+from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Forbidden, ValidationFailed
 
 SAS_VERSION = "2021-08-06"
@@ -97,24 +97,28 @@ def verify(secret: bytes, account: str, container: str, query: Mapping[str, str]
 
 
 def resource_prefix(workspace: str) -> str:
-    """The stem of the names of a workspace's dependent resources (storage account, key vault, ...)."""
+    """The stem of the names of a workspace's dependent resources (key vault, application insights)."""
     return workspace.lower().replace("-", "").replace("_", "")[:14]
 
 
-def workspace_account(workspace: str) -> str:
-    """The storage account of a workspace: its ARM `storageAccount` id and its blob URLs both use it."""
+def legacy_account(workspace: str) -> str:
+    """The storage account earlier versions gave a workspace: shared by every workspace whose names agree in
+    their first 14 letters and digits (whatever their resource group). Kept for the start-up migration."""
     return f"{resource_prefix(workspace)}store"
+
+
+def workspace_account(ref: WorkspaceRef) -> str:
+    """The storage account of a workspace: its ARM `storageAccount` id and its blob URLs both use it. Up to 8
+    letters and digits of its name, then 16 hex digits of a hash of its full, lower-cased ARM id: 16 to 24
+    characters, [a-z0-9]. Accounts of two workspaces with names of the same stem differ in the hash, and of
+    stems of different lengths in their length; a hash collision is refused when a workspace is created."""
+    stem = "".join(c for c in ref.name.lower() if c.isascii() and c.isalnum())[:8]
+    return stem + hashlib.sha256(ref.key.encode()).hexdigest()[:16]
 
 
 def account_id(subscription: str, resource_group: str, account: str) -> str:
     return (f"/subscriptions/{subscription}/resourceGroups/{resource_group}"
             f"/providers/Microsoft.Storage/storageAccounts/{account}")
-
-
-def blob_folder(uri: str) -> str | None:
-    """Where a blob URL the emulator handed out lives, relative to the data directory (None if it is not ours)."""
-    where = blob_location(uri)
-    return str(PurePosixPath("blobs", *where)) if where else None
 
 
 def blob_location(uri: str) -> tuple[str, str, str] | None:
@@ -128,3 +132,15 @@ def blob_location(uri: str) -> tuple[str, str, str] | None:
     if len(host) > 2 and host[1] == "blob" and parts:
         return host[0], parts[0], "/".join(parts[1:])
     return None
+
+
+def with_account(uri: str, old: str, new: str) -> str | None:
+    """The blob URL `uri` moved from account `old` to `new` (path- or host-style), or None if it is not on
+    `old`: how the start-up migration rewrites the URIs earlier versions stored."""
+    where = blob_location(uri)
+    if where is None or where[0] != old:
+        return None
+    parsed = urlsplit(uri)
+    if parsed.path.split("/")[1:3] == ["blob", old]:
+        return parsed._replace(path=f"/blob/{new}" + parsed.path[len(f"/blob/{old}"):]).geturl()
+    return parsed._replace(netloc=new + parsed.netloc[len(old):]).geturl()

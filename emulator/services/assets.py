@@ -4,7 +4,7 @@ uploads."""
 import uuid
 from datetime import datetime
 
-from emulator.domain import assets, payload, storage
+from emulator.domain import assets, datastores, payload, storage
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import models
@@ -17,8 +17,21 @@ CODES, ENVIRONMENTS, MODELS = "codes", "environments", "models"
 _VALIDATORS = {CODES: assets.code_version, ENVIRONMENTS: assets.environment_version, MODELS: assets.model_version}
 _SPEC = {CODES: assets.CODE_SPEC, ENVIRONMENTS: assets.ENVIRONMENT_SPEC, MODELS: assets.MODEL_SPEC}
 _LABEL = {CODES: "Code", ENVIRONMENTS: "Environment", MODELS: "Model"}
-# Checks that need the store (a model's job output, its datastore), after the pure ones.
-_RESOLVERS = {MODELS: models.resolve}
+
+
+def _code(_repo: Repository, ref: WorkspaceRef, spec: dict) -> dict:
+    datastores.resolve_asset_uri(ref, spec["codeUri"], "properties.codeUri")
+    return spec
+
+
+def _environment(_repo: Repository, ref: WorkspaceRef, spec: dict) -> dict:
+    if spec.get("build"):
+        datastores.resolve_asset_uri(ref, spec["build"]["contextUri"], "properties.build.contextUri")
+    return spec
+
+
+# Checks that need the workspace (its storage, a model's job output), after the pure ones.
+_RESOLVERS = {CODES: _code, ENVIRONMENTS: _environment, MODELS: models.resolve}
 PENDING_UPLOAD_TYPES = ("None", "TemporaryBlobReference")
 _ARCHIVED = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}  # by listViewType
 
@@ -120,7 +133,7 @@ def start_pending_upload(settings: Settings, secret: bytes, ref: WorkspaceRef, w
         raise ValidationFailed(f"pendingUploadType must be one of {', '.join(PENDING_UPLOAD_TYPES)}, "
                                f"got {upload_type!r}.", target="pendingUploadType")
     upload_id = payload.string(body.get("pendingUploadId"), "pendingUploadId") or str(uuid.uuid4())
-    account, container_name = storage.workspace_account(workspace.name), str(uuid.uuid4())
+    account, container_name = storage.workspace_account(ref), str(uuid.uuid4())
     BlobStore(settings.data_dir).create_container(account, container_name)
     blob_uri = f"{settings.public_url}/blob/{account}/{container_name}"
     sas = storage.mint(secret, account, container_name, now)

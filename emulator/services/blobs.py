@@ -209,7 +209,10 @@ class BlobStore:
     def list_blobs(self, account: str, container: str, prefix: str = "") -> list[BlobProps]:
         """Every blob of the container whose name starts with prefix, in name order."""
         base = self.require_container(account, container)
-        names = sorted(str(p.relative_to(base).as_posix()) for p in base.rglob("*") if p.is_file())
+        root = base.resolve()
+        # a job's outputs may hold links: those leading out of the container are not blobs of it
+        names = sorted(str(p.relative_to(base).as_posix()) for p in base.rglob("*")
+                       if p.is_file() and (not p.is_symlink() or root in p.resolve().parents))
         return [self.props(account, container, n) for n in names if n.startswith(prefix)]
 
     # blocks (uploads above azure-storage-blob's single-put size)

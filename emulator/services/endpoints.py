@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from emulator import tokens
-from emulator.domain import deployments, endpoints, payload, storage
+
+from emulator import confined, tokens
+from emulator.domain import artifacts, datastores, deployments, endpoints, payload
 from emulator.domain.ids import WorkspaceRef
-from emulator.errors import Conflict, NotFound, ValidationFailed
+from emulator.errors import Conflict, NotFound, PathEscape, ValidationFailed
 from emulator.services import assets, models, operations
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
@@ -20,6 +21,7 @@ from emulator.store.tables import AssetVersion, OnlineDeployment, OnlineEndpoint
 
 P = "properties"
 KEY_TYPES = {"primary": "primaryKey", "secondary": "secondaryKey"}
+LOG_READ_LIMIT = 16 << 20  # get_logs reads at most this much of a log
 LOGS_DIR = "online"  # under the data directory: online/<endpoint>/<deployment>/<container>.log
 
 
@@ -173,13 +175,10 @@ def resolve(repo: Repository, ref: WorkspaceRef, stored: dict) -> Assets:
                   _asset(repo, ref, stored, "environment", f"{P}.environmentId"))
 
 
-def code_dir(code: AssetVersion) -> str:
+def code_dir(ref: WorkspaceRef, code: AssetVersion) -> str:
     """The code snapshot's folder, relative to the data directory."""
-    folder = storage.blob_folder(code.body.get("codeUri") or "")
-    if folder is None:
-        raise ValidationFailed(f"Code '{code.name}' version '{code.version}' is not in this emulator's blob store "
-                               f"({code.body.get('codeUri')!r}).", target=f"{P}.codeConfiguration.codeId")
-    return folder
+    where = datastores.resolve_asset_uri(ref, code.body.get("codeUri"), f"{P}.codeConfiguration.codeId")
+    return artifacts.blob_dir(where)
 
 
 def model_path(ref: WorkspaceRef, model: AssetVersion) -> str:
@@ -192,10 +191,16 @@ def model_path(ref: WorkspaceRef, model: AssetVersion) -> str:
 
 def _check_runnable(settings: Settings, ref: WorkspaceRef, stored: dict, found: Assets) -> None:
     script = stored[P]["codeConfiguration"]["scoringScript"]
-    if not (settings.data_dir / code_dir(found.code) / script).is_file():
+    code, model = code_dir(ref, found.code), model_path(ref, found.model)
+    for rel, target in ((code, f"{P}.codeConfiguration.codeId"), (model, f"{P}.model")):
+        try:  # a job's output may hold links: a model server must not mount what they point at
+            confined.source(settings.data_dir, rel)
+        except PathEscape as exc:
+            raise ValidationFailed(exc.message, target=target) from exc
+    if not (settings.data_dir / code / script).is_file():
         raise ValidationFailed(f"The scoring script '{script}' is not in code '{found.code.name}' version "
                                f"'{found.code.version}'.", target=f"{P}.codeConfiguration.scoringScript")
-    if not (settings.data_dir / model_path(ref, found.model)).exists():
+    if not (settings.data_dir / model).exists():
         raise ValidationFailed(f"The files of model '{found.model.name}' version '{found.model.version}' are not in "
                                "the blob store.", target=f"{P}.model")
     if not found.environment.body.get("image"):
@@ -268,6 +273,7 @@ def logs(settings: Settings, row: OnlineDeployment, endpoint: OnlineEndpoint, bo
     else:
         servers = [f for f in folder.glob("*.log") if f.name != "storage-initializer.log"] if folder.exists() else []
         files = sorted(servers, key=lambda f: f.stat().st_mtime)[-1:]
-    text = files[0].read_text(errors="replace") if files and files[0].exists() else ""
+    # the model server writes this folder: a log it swapped for a link is not followed
+    text = (confined.read_small(files[0], LOG_READ_LIMIT) or b"").decode(errors="replace") if files else ""
     lines = text.splitlines()
     return {"content": "\n".join(lines[-tail:] if tail else []) + ("\n" if lines and tail else "")}

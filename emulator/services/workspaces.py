@@ -2,9 +2,9 @@
 
 from datetime import datetime
 
-from emulator.domain import names, payload
+from emulator.domain import names, payload, storage
 from emulator.domain.ids import WorkspaceRef
-from emulator.errors import NotFound, ValidationFailed
+from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import Workspace
@@ -44,6 +44,17 @@ def _validated(body: object) -> dict:
             "kind": payload.string(body.get("kind"), "kind") or "Default"}
 
 
+def _check_account_free(repo: Repository, ref: WorkspaceRef) -> None:
+    """Each workspace has a storage account of its own; a new one whose derived name (a hash of its ARM id)
+    meets another's is refused rather than share it."""
+    account = storage.workspace_account(ref)
+    taken = next((w for w in repo.all_workspaces() if storage.workspace_account(WorkspaceRef.of(w)) == account), None)
+    if taken is not None:
+        raise Conflict(f"Workspace '{ref.name}' would share storage account '{account}' with workspace "
+                       f"'{taken.name}' of resource group '{taken.resource_group}'; choose another name.",
+                       target="workspaceName")
+
+
 def put(repo: Repository, ref: WorkspaceRef, body: object, now: datetime) -> tuple[Workspace, bool]:
     names.subscription(ref.subscription)
     names.resource_group(ref.resource_group)
@@ -51,6 +62,7 @@ def put(repo: Repository, ref: WorkspaceRef, body: object, now: datetime) -> tup
     spec = _validated(body)
     row = repo.workspace(ref.key)
     if row is None:
+        _check_account_free(repo, ref)
         row = Workspace(key=ref.key, subscription=ref.subscription, resource_group=ref.resource_group,
                         name=ref.name, location=spec["location"], body=spec, created_at=now, modified_at=now)
         repo.add(row)

@@ -28,6 +28,9 @@ class Repository:
     def workspace(self, key: str) -> Workspace | None:
         return self.session.get(Workspace, key.lower())
 
+    def all_workspaces(self) -> list[Workspace]:
+        return list(self.session.scalars(select(Workspace).order_by(Workspace.created_at)))
+
     def workspaces(self, subscription: str, resource_group: str | None = None) -> list[Workspace]:
         query = select(Workspace).where(func.lower(Workspace.subscription) == subscription.lower())
         if resource_group is not None:

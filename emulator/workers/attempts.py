@@ -18,6 +18,7 @@ from pathlib import Path
 
 import redis
 
+from emulator import confined
 from emulator.errors import EmulatorError
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.workers import job_runner, protocol
@@ -29,34 +30,25 @@ GATE = ".amlemu-start"  # in the rank's working directory, while its container w
 EXIT = ".amlemu-exit"  # in the rank's working directory: the command's exit status, once it has one
 
 
-def _open_up(path: Path) -> None:
-    """Job code runs as an unprivileged user: it must be able to write where Azure lets it write."""
-    for root, _dirs, files in os.walk(path):
-        os.chmod(root, 0o777)
-        for name in files:
-            os.chmod(os.path.join(root, name), 0o666 | (os.stat(os.path.join(root, name)).st_mode & 0o111))
-
-
 def _lay_out(attempt: Attempt, data_dir: Path) -> None:
+    """Make the rank's folders and its working directory (a copy of the code snapshot), following no link a
+    job may have planted in the workspace's storage."""
+    for rel in attempt.make_dirs:
+        confined.make_dir(data_dir, rel)  # job code runs unprivileged: it writes where Azure lets it write
     for mount in attempt.mounts:
-        if mount.read_only and not (data_dir / mount.source).exists():  # else the engine would mount an empty dir
+        # A link anywhere on a mount's way is refused: the engine would follow it on the host.
+        if not confined.source(data_dir, mount.source).exists():  # else the engine would mount an empty dir
             raise FileNotFoundError(f"The input for {mount.target} is not in the workspace's storage "
                                     f"(looked for {mount.source}).")
-    for rel in attempt.make_dirs:
-        path = data_dir / rel
-        path.mkdir(parents=True, exist_ok=True)
-        path.chmod(0o777)
     workdir = data_dir / attempt.workdir
     shutil.rmtree(workdir, ignore_errors=True)  # a rerun of the same attempt starts from the snapshot again
-    if attempt.code_dir:
-        shutil.copytree(data_dir / attempt.code_dir, workdir, symlinks=True)
-    workdir.mkdir(parents=True, exist_ok=True)
-    _open_up(workdir)
-    log_file = data_dir / attempt.log_file
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    with log_file.open("a") as out:
-        out.writelines(f"{note}\n" for note in attempt.notes)
-    log_file.chmod(0o666)  # the job's own output goes straight into it
+    reader = int(attempt.user.split(":")[0]) if attempt.user and attempt.user.split(":")[0].isdigit() else None
+    skipped = confined.copy_tree(data_dir, attempt.code_dir, workdir, reader) if attempt.code_dir else []
+    if not attempt.code_dir:
+        confined.make_dir(data_dir, attempt.workdir)
+    notes = [*attempt.notes, *(f"amlemu: left out of the code snapshot: {s}" for s in skipped[:20])]
+    with confined.appending(data_dir, attempt.log_file) as out:  # the job's own output goes straight into it
+        out.writelines(f"{note}\n" for note in notes)
 
 
 # User code runs unprivileged (a non-root user, no capabilities, no new privileges) and with a bound on its

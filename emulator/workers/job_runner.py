@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from emulator import confined
 from emulator.runtime.base import Exit, Observed, Runtime
 
 LOG = "/mnt/azureml/logs/std_log.txt"  # where a job container sees its log file
@@ -45,9 +46,10 @@ def at_once(fn: Callable[..., object], *args) -> object:
 
 
 def _recorded(exit_file: Path) -> Exit | None:
+    """The exit status the shell wrote; the job could swap the file for a link, which is not followed."""
     try:
-        return Exit(code=int(exit_file.read_text()), oom_killed=False)
-    except (OSError, ValueError):  # not yet there, or being written
+        return Exit(code=int(confined.read_small(exit_file) or b""), oom_killed=False)
+    except ValueError:  # not yet there, or being written
         return None
 
 
@@ -66,12 +68,13 @@ def _engine_end(runtime: Runtime, container_id: str) -> "Future[Exit]":
 
 
 def tail(log_file: Path, lines: int = LOG_TAIL_LINES, window: int = 64 * 1024) -> str:
-    """The last `lines` lines of the log (read from its end: a log may be large)."""
+    """The last `lines` lines of the log (read from its end: a log may be large). A log its writer swapped for
+    a link is not followed."""
     try:
-        with log_file.open("rb") as log:
+        with open(os.open(log_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as log:
             log.seek(max(0, log.seek(0, os.SEEK_END) - window))
             text = log.read().decode(errors="replace")
-    except FileNotFoundError:
+    except OSError:  # not there yet, or a link
         return ""
     return "\n".join(text.rstrip("\n").splitlines()[-lines:])
 

@@ -31,7 +31,7 @@ class Lab:
         self.controller = Controller(settings, store, runtime, broker, now,
                                      EnvironmentResolver(EnvironmentImages(docker_client)), redis_host_url)
         self.redis_host_url = redis_host_url
-        self.account = storage.workspace_account(self.ref.name)
+        self.account = storage.workspace_account(self.ref)
         self._codes = 0
 
     def cluster(self, name: str = "cpu", max_nodes: int = 2, idle: str = "PT1S", vm_size: str = "Standard_DS3_v2",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.service.test_api import API, WS_PATH, assert_arm_error
+from tests.service.test_api import ACCOUNT, API, WS_PATH, assert_arm_error
 
 CODES = f"{WS_PATH}/codes"
 ENVIRONMENTS = f"{WS_PATH}/environments"
@@ -10,7 +10,7 @@ HASH = "a" * 64
 
 
 # code assets
-def code_body(uri: str = "https://localhost:8443/blob/amlemustore/c/src", content_hash: str = HASH) -> dict:
+def code_body(uri: str = f"https://localhost:8443/blob/{ACCOUNT}/code-c/src", content_hash: str = HASH) -> dict:
     return {"properties": {"codeUri": uri, "isAnonymous": True,
                            "properties": {"hash_sha256": content_hash, "hash_version": 202208}}}
 
@@ -35,7 +35,7 @@ def test_code_version_put_get_and_hash_lookup_across_names(client, auth):
 def test_code_version_is_idempotent_but_immutable(client, auth):
     assert client.put(f"{CODES}/c/versions/1", params=API, headers=auth, json=code_body()).status_code == 201
     assert client.put(f"{CODES}/c/versions/1", params=API, headers=auth, json=code_body()).status_code == 200
-    changed = client.put(f"{CODES}/c/versions/1", params=API, headers=auth, json=code_body(uri="https://x/y"))
+    changed = client.put(f"{CODES}/c/versions/1", params=API, headers=auth, json=code_body(uri=f"https://localhost:8443/blob/{ACCOUNT}/code-c/other"))
     assert_arm_error(changed, 409, target="properties.codeUri")
     got = client.get(f"{CODES}/c/versions/1", params=API, headers=auth).json()
     assert got["properties"]["codeUri"] == code_body()["properties"]["codeUri"]
@@ -89,9 +89,9 @@ def test_environment_same_version_different_image_conflicts(client, auth):
 
 
 def test_build_context_environment(client, auth):
-    body = {"properties": {"build": {"contextUri": "https://localhost:8443/blob/a/c/ctx"}}}
-    got = put_env(client, auth, "built", "1", body)
-    assert got["properties"]["build"] == {"contextUri": "https://localhost:8443/blob/a/c/ctx",
+    context = f"https://localhost:8443/blob/{ACCOUNT}/ctx-1/ctx"
+    got = put_env(client, auth, "built", "1", {"properties": {"build": {"contextUri": context}}})
+    assert got["properties"]["build"] == {"contextUri": context,
                                           "dockerfilePath": "Dockerfile"}
 
 

@@ -7,7 +7,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from tests.service.test_api import API, WS_PATH
+from tests.service.test_api import ACCOUNT, API, WS_PATH
 
 CODES = f"{WS_PATH}/codes"
 
@@ -66,8 +66,8 @@ def test_start_pending_upload_hands_out_a_container_sas(client, auth):
     assert body["pendingUploadType"] == "TemporaryBlobReference" and body["pendingUploadId"]
     assert ref["credential"]["credentialType"] == "SAS"
     assert ref["credential"]["sasUri"].startswith(ref["blobUri"] + "?")
-    assert ref["blobUri"].startswith("https://localhost:8443/blob/amlemustore/")
-    assert ref["storageAccountArmId"].endswith("/providers/Microsoft.Storage/storageAccounts/amlemustore")
+    assert ref["blobUri"].startswith(f"https://localhost:8443/blob/{ACCOUNT}/")
+    assert ref["storageAccountArmId"].endswith(f"/providers/Microsoft.Storage/storageAccounts/{ACCOUNT}")
     query = dict(p.split("=", 1) for p in urlsplit(ref["credential"]["sasUri"]).query.split("&"))
     assert {"sv", "sr", "sp", "se", "sig"} <= set(query)
 

@@ -7,11 +7,10 @@ from xml.etree import ElementTree as ET
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.service.test_api import API, PROVIDER, WS_PATH, assert_arm_error
+from tests.service.test_api import ACCOUNT, API, PROVIDER, WS_PATH, assert_arm_error
 from tests.service.test_blobs import Container, md5, storage_error
 
 DATASTORES = f"{WS_PATH}/datastores"
-ACCOUNT = "amlemustore"  # the default workspace's storage account
 PORT = 8443
 # What the SDK sends (operations/_datastore_operations.py, _list_secrets).
 SDK_SECRET_BODY = {"expirableSecret": True, "expireAfterHours": 1}

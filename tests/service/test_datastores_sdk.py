@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from emulator.domain import datastores
+from emulator.domain import datastores, storage
 from emulator.domain.ids import WorkspaceRef
 from tests.service.conftest import clean_env
 
@@ -25,12 +25,12 @@ def test_sdk_uploads_and_downloads_through_the_default_datastore(live_api, tmp_p
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     assert seen["default"] == "workspaceblobstore"
     assert seen["listed"] == ["workspaceartifactstore", "workspaceblobstore"]
-    assert seen["account_url"] == f"https://amlemustore.blob.localhost:{live_api.port}"
+    ref = WorkspaceRef(live_api.subscription, live_api.resource_group, live_api.workspace)
+    assert seen["account_url"] == f"https://{storage.workspace_account(ref)}.blob.localhost:{live_api.port}"
     assert seen["credential_is_sas"] and seen["container"].startswith("azureml-blobstore-")
     # The URI a job would carry for this input, resolved as the emulator will resolve it to mount it.
-    ref = WorkspaceRef(live_api.subscription, live_api.resource_group, live_api.workspace)
     account, container, blob = datastores.resolve_uri(ref, seen["uri"], "inputs.data.path")
-    assert (account, container) == ("amlemustore", seen["container"]) and blob.startswith("LocalUpload/")
+    assert (account, container) == (storage.workspace_account(ref), seen["container"]) and blob.startswith("LocalUpload/")
     stored = live_api.home / "blobs" / account / container / blob
     assert (stored / "train.csv").read_text() == "a,b\n1,2\n"
     assert (stored / "sub" / "notes.txt").read_text() == "hello"

@@ -6,7 +6,7 @@ import pytest
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import NotFound
 from emulator.services import assets, models
-from tests.service.test_api import API, SUB, WS_PATH, assert_arm_error
+from tests.service.test_api import ACCOUNT, API, SUB, WS_PATH, assert_arm_error
 from tests.service.test_assets import _asset_rows
 from tests.service.test_jobs import JOBS, job_body, put_job, ready  # noqa: F401 (fixture)
 
@@ -157,7 +157,7 @@ def test_host_path_of_a_models_files(app, client, auth):
         with pytest.raises(NotFound):
             models.host_path(data_dir, WS, file_row)
         relative = models.relative_path(WS, folder_row)
-        assert relative.startswith("blobs/amlemustore/azureml-blobstore-")
+        assert relative.startswith(f"blobs/{ACCOUNT}/azureml-blobstore-")
         assert relative.endswith("/LocalUpload/4567efab/model_dir")
         file = data_dir / models.relative_path(WS, file_row)
         file.parent.mkdir(parents=True)
@@ -175,7 +175,7 @@ def shared_job(shared):
 
     client, auth = shared.client, shared.auth
     assert client.put(f"{WS_PATH}/computes/cpu", params=API, headers=auth, json=cluster()).status_code == 201
-    for path, body in ((f"{WS_PATH}/codes/code1/versions/1", {"properties": {"codeUri": "https://x/c"}}),
+    for path, body in ((f"{WS_PATH}/codes/code1/versions/1", {"properties": {"codeUri": f"https://localhost:8443/blob/{ACCOUNT}/code-1/c"}}),
                        (f"{WS_PATH}/environments/env1/versions/1", {"properties": {"image": "python:3.11-slim"}})):
         assert client.put(path, params=API, headers=auth, json=body).status_code == 201
     put_job(client, auth, "done-1", job_body())

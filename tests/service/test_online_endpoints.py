@@ -11,8 +11,8 @@ from emulator.store.tables import OnlineDeployment, OnlineEndpoint, Operation
 from tests.service.test_api import API, OP_URL, WS_PATH, assert_arm_error
 
 ENDPOINTS = f"{WS_PATH}/onlineEndpoints"
-ACCOUNT = storage.workspace_account("amlemu")
 REF = WorkspaceRef("00000000-0000-0000-0000-000000000000", "amlemu", "amlemu")
+ACCOUNT = storage.workspace_account(REF)
 
 
 def setup_assets(app, client, auth, script: str = "score.py") -> None:

@@ -11,7 +11,7 @@ from emulator.errors import NotFound, ValidationFailed
 
 SUB = "00000000-0000-0000-0000-000000000000"
 WS = WorkspaceRef(SUB, "rg", "My-Workspace")
-ACCOUNT = "myworkspacestore"
+ACCOUNT = "myworksp29e9e9d31e2edca2"  # a stem of the name, a hash of the lower-cased ARM id
 BLOB_CONTAINER = f"azureml-blobstore-{datastores.workspace_guid(WS.key)}"
 LONG = f"azureml://subscriptions/{SUB}/resourcegroups/rg/workspaces/My-Workspace/datastores"
 
@@ -22,7 +22,7 @@ def test_defaults_are_azures_two_blob_datastores_on_the_workspace_account():
     assert stores["workspaceblobstore"].container == BLOB_CONTAINER and stores["workspaceblobstore"].is_default
     assert stores["workspaceartifactstore"].container == "azureml"
     assert not stores["workspaceartifactstore"].is_default
-    assert {s.account for s in stores.values()} == {storage.workspace_account(WS.name)} == {ACCOUNT}
+    assert {s.account for s in stores.values()} == {storage.workspace_account(WS)} == {ACCOUNT}
     for store in stores.values():  # names the blob store accepts
         assert storage.container_name(store.container) and storage.account_name(store.account)
 
