@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import re
+import uuid
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl, quote
 
@@ -24,15 +25,26 @@ from hypothesis import strategies as st
 
 from emulator import tokens
 from emulator.domain import storage
+from emulator.domain.ids import WorkspaceRef
+from emulator.services.blob_io import Staged
 from emulator.services.blobs import BlobStore
+from emulator.settings import DEFAULT_SUBSCRIPTION
 from tests.service.conftest import RESOURCE
 from tests.service.test_fuzz import FUZZ_SETTINGS, STEERED_PATH, _restore_fixtures, api_schema  # noqa: F401
 
 schema = schemathesis.from_pytest_fixture("api_schema")
-ACCOUNT, CONTAINER = storage.workspace_account("amlemu"), "fuzz"
+ACCOUNT, CONTAINER = storage.workspace_account(WorkspaceRef(DEFAULT_SUBSCRIPTION, "amlemu", "amlemu")), "fuzz"
 SEEDED = "seed/blob.bin"  # put back before every example, so reads, deletes and block lists find something
 HEADER_OPERATIONS = r"(/msi/token|/computes/\{compute_name\}|/onlineEndpoints/\{endpoint_name\}/token)$"
 REPR = re.compile(r"Traceback|\b\w+Error\(|<\w[\w.]* object at 0x")
+
+def _staged(store: BlobStore, data: bytes) -> Staged:
+    """A body as the blob routes receive one: in the store's staging folder, with its MD5."""
+    store.tmp.mkdir(parents=True, exist_ok=True)
+    path = store.tmp / uuid.uuid4().hex
+    path.write_bytes(data)
+    return Staged(path, base64.b64encode(hashlib.md5(data).digest()).decode(), len(data))
+
 
 # ---------------------------------------------------------------- strategies
 
@@ -203,8 +215,8 @@ def test_no_server_errors_from_blob_requests_past_the_sas(case, blob, shared):
     ctx = shared.app.state.context
     store = BlobStore(ctx.settings.data_dir)
     store.create_container(ACCOUNT, CONTAINER)
-    store.put(ACCOUNT, CONTAINER, SEEDED, b"seed" * 100, now=datetime.now(UTC))
-    store.put_block(ACCOUNT, CONTAINER, SEEDED, "seed-block", b"block", None)
+    store.put(ACCOUNT, CONTAINER, SEEDED, _staged(store, b"seed" * 100), now=datetime.now(UTC))
+    store.put_block(ACCOUNT, CONTAINER, SEEDED, "seed-block", _staged(store, b"block"), None)
     params = case.path_parameters or {}
     sas = storage.mint(ctx.secret, params.get("account", ACCOUNT), params.get("container", CONTAINER),
                        datetime.now(UTC), permissions=blob["permissions"])

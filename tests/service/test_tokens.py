@@ -141,7 +141,10 @@ def _sas_container(app) -> str:
     from datetime import UTC, datetime
 
     from emulator.domain import storage
-    account, container = storage.workspace_account("amlemu"), "fresh-container"
+    from emulator.domain.ids import WorkspaceRef
+    from emulator.settings import DEFAULT_SUBSCRIPTION
+    account = storage.workspace_account(WorkspaceRef(DEFAULT_SUBSCRIPTION, "amlemu", "amlemu"))
+    container = "fresh-container"
     return f"{account}/{container}?{storage.mint(app.state.context.secret, account, container, datetime.now(UTC))}"
 
 
