@@ -91,7 +91,7 @@ def quit_on_term(*_):
     sys.exit(143)
 signal.signal(signal.SIGTERM, quit_on_term)
 print("working", flush=True)
-signal.pause()  # until the notice's SIGTERM
+signal.pause()  # until SIGTERM: at NotBefore, as nobody acknowledges
 """
 
 
