@@ -57,8 +57,9 @@ class Settings(BaseSettings):
     preemption_seed: int | None = None
     preemption_notice_seconds: float = Field(30.0, ge=0)  # Azure's Preempt notice, scaled by time_scale
     on_preemption: Literal["requeue", "fail"] = "requeue"
-    # SIGTERM the job when the notice comes (Azure ML itself sends none; its notice is the only sign).
-    signal_on_notice: bool = True
+    # Also SIGTERM the job when the notice comes. Azure sends none: its notice is the only sign, and SIGTERM
+    # comes when the node is taken (at NotBefore or on acknowledgement). True suits code that only traps SIGTERM.
+    signal_on_notice: bool = False
     # Distinguishes containers of one emulator stack from another's (tests run several).
     stack: str = "amlemu"
     # Online endpoints: the scoring router's port on 127.0.0.1 (scoring URLs name it) and inside its container.

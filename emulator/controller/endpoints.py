@@ -27,6 +27,7 @@ from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator import tokens
 from emulator.domain import deployments, rollout, serving, vm_sizes
+from emulator.domain.probing import Probed
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import EmulatorError
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
@@ -42,17 +43,6 @@ log = logging.getLogger("amlemu.controller")
 ROLE = "model-server"
 LOG_TAIL = 40  # log lines a failed deployment's error carries
 BUSY = ("Creating", "Updating", "Scaling")
-
-
-@dataclass
-class Probed:
-    """What the probes have seen of one container (kept in memory: a restarted controller probes afresh)."""
-    since: datetime
-    last: datetime | None = None
-    ready: bool = False
-    ever_ready: bool = False
-    successes: int = 0
-    failures: int = 0
 
 
 @dataclass
@@ -333,8 +323,8 @@ class EndpointReconciler:
 
     def _probe(self, key: str, containers: list[Observed]) -> set[str]:
         """Readiness and liveness as the deployment's probe settings say (both ask the inference server's
-        health route, GET / on 5001, as Azure's do). A container that fails liveness is removed (and replaced);
-        the ids of those removed."""
+        health route, GET / on 5001, as Azure's do), plus early readiness tries until an instance first answers.
+        A container that fails liveness is removed (and replaced); the ids of those removed."""
         if not containers:
             return set()
         with self.store.reading() as repo:  # a read: no write lock taken for each deployment on each pass
@@ -347,18 +337,11 @@ class EndpointReconciler:
         dead = set()
         for container in containers:
             state = self.probed.setdefault(container.name, Probed(since=now))
-            period = min(readiness.period, liveness.period)
-            if (now - state.since).total_seconds() < min(readiness.initial_delay, liveness.initial_delay) or \
-                    (state.last and (now - state.last).total_seconds() < period) or not container.ip:
+            kind = state.due(now, readiness, liveness) if container.ip else None
+            if kind is None:
                 continue
-            state.last = now
-            healthy = self._healthy(container.ip, readiness.timeout, key)
-            state.successes, state.failures = (state.successes + 1, 0) if healthy else (0, state.failures + 1)
-            if healthy and state.successes >= readiness.success_threshold:
-                state.ready = state.ever_ready = True
-            elif not healthy and state.failures >= readiness.failure_threshold:
-                state.ready = False
-            if state.ever_ready and state.failures >= liveness.failure_threshold:
+            healthy = self._healthy(container.ip, state.timeout(kind, readiness), key)
+            if state.record(kind, now, healthy, readiness, liveness):
                 log.info("model server %s failed its liveness probe %d times: replacing it", container.name,
                          state.failures)
                 self.runtime.remove(container.id)

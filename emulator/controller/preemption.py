@@ -1,9 +1,10 @@
 """Carries out preemptions on low-priority clusters, inside the cluster reconciler's transaction.
 
 A notice is recorded on the node (by the api on demand, or here when the seeded random timeline says so);
-each pass then: publishes the node's Scheduled Events document and, once, signals its job; at NotBefore or
-on acknowledgement takes the node (SIGKILL, `preempted`) and sends its job back to the queue (or fails it);
-and after the keep time drops the preempted node from the list.
+each pass then publishes the node's Scheduled Events document (the notice comes with no signal, as on Azure,
+unless AMLEMU_SIGNAL_ON_NOTICE asks for one); at NotBefore or on acknowledgement takes the node: SIGTERM to
+its job, then, once the job has ended or after a short grace, SIGKILL, `preempted`, and its job back to the
+queue (or failed); and after the keep time drops the preempted node from the list.
 """
 
 import logging
@@ -76,17 +77,21 @@ class Preemptions:
             node.noticed = True
             log.info("node %s of %s: Preempt notice %s, not before %s", node.node_id, compute.name,
                      notice.event_id, preemption.rfc1123(notice.not_before))
-            if self.settings.signal_on_notice:
+            if self.settings.signal_on_notice:  # an emulator convenience: Azure's notice comes with no signal
                 effects.signal_jobs += [(*rank, "SIGTERM") for rank in _ranks_on(repo, compute, node)]
-        if notice.due(now):
-            notice = notice.start()
+        if notice.due(now) and notice.taken_at is None:
+            notice = notice.take(now)
             node.notice = notice.to_row()
-            self._take(repo, compute, node, now, effects)
+            log.warning("node %s of %s taken: SIGTERM to its job, killed within %g s", node.node_id, compute.name,
+                        preemption.SHUTDOWN_GRACE_SECONDS)
+            effects.signal_jobs += [(*rank, "SIGTERM") for rank in _ranks_on(repo, compute, node)]
+        if notice.kill_due(now, busy=node.run_id is not None):
+            self._kill(repo, compute, node, now, effects)
         # Published every pass (level-based), before any signal: a restarted controller or Redis loses nothing.
         effects.notices.append((node.node_id, preemption.document(notice)))
 
-    def _take(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects) -> None:
-        """The VM goes: its container and its jobs' are killed, its job goes back to the queue (or fails)."""
+    def _kill(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects) -> None:
+        """The VM is gone: its container and its jobs' are killed, its job goes back to the queue (or fails)."""
         log.warning("node %s of %s preempted", node.node_id, compute.name)
         if node.container_id:
             effects.kill.append(node.container_id)  # its job's containers go as the job is requeued or failed

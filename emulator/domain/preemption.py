@@ -2,20 +2,27 @@
 the job, and the seeded random timeline. Pure: time and identifiers come in as parameters.
 
 Azure's sequence (semantics reference §2.1, recommendations 8-10): a `Preempt` event appears in the VM's
-Scheduled Events document at least 30 s before `NotBefore`; the job is signalled; at `NotBefore`, or as
-soon as someone acknowledges the event with a `StartRequests` POST, the event is `Started` and the VM is
-taken. The node then shows `preempted` for a while and disappears; its job goes back to the queue.
+Scheduled Events document at least 30 s before `NotBefore`, and nothing else happens then: no signal, the
+notice is the only sign (code that polls it has the whole notice to checkpoint). At `NotBefore`, or as soon
+as someone acknowledges the event with a `StartRequests` POST, the event is `Started` and the VM is taken:
+its processes get SIGTERM as the guest shuts down, and the node is killed a short grace later. The node then
+shows `preempted` for a while and disappears; its job goes back to the queue.
 """
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from email.utils import format_datetime
 
 from emulator.errors import ValidationFailed
 
 NOTICE_SECONDS = 30.0  # Azure's minimum for Preempt; scaled by the time scale
+# From the VM being taken (SIGTERM to what runs on it) to the kill. A guest shutting down gives its processes
+# a moment between SIGTERM and SIGKILL; a few seconds lets a job that handles SIGTERM save a small checkpoint
+# and exit while the node's end stays close to NotBefore. Not scaled by the time scale: it is how long code
+# needs to react, which a compressed demo does not shorten.
+SHUTDOWN_GRACE_SECONDS = 5.0
 PREEMPTED_KEEP_SECONDS = 60.0  # how long a preempted node stays listed; scaled by the time scale
 REQUEUE, FAIL = "requeue", "fail"
 ON_PREEMPTION = (REQUEUE, FAIL)
@@ -33,23 +40,34 @@ class Notice:
     not_before: datetime
     status: str = SCHEDULED
     incarnation: int = 1  # DocumentIncarnation: +1 whenever the node's events change
+    taken_at: datetime | None = None  # when the VM was taken (its processes signalled)
 
     def start(self) -> "Notice":
-        return self if self.status == STARTED else Notice(self.event_id, self.resource, self.not_before, STARTED,
-                                                          self.incarnation + 1)
+        return self if self.status == STARTED else replace(self, status=STARTED, incarnation=self.incarnation + 1)
 
     def due(self, now: datetime) -> bool:
         """The VM is taken now: the event was acknowledged, or its NotBefore has come."""
         return self.status == STARTED or now >= self.not_before
 
+    def take(self, now: datetime) -> "Notice":
+        """The VM is being taken from `now` (once: a later call keeps the first moment)."""
+        return self if self.taken_at is not None else replace(self.start(), taken_at=now)
+
+    def kill_due(self, now: datetime, busy: bool) -> bool:
+        """The node is killed: the grace after its taking has passed, or nothing runs on it any more."""
+        return self.taken_at is not None and (
+            not busy or now >= self.taken_at + timedelta(seconds=SHUTDOWN_GRACE_SECONDS))
+
     def to_row(self) -> dict:
         return {"eventId": self.event_id, "resource": self.resource, "notBefore": self.not_before.isoformat(),
-                "status": self.status, "incarnation": self.incarnation}
+                "status": self.status, "incarnation": self.incarnation,
+                "takenAt": self.taken_at.isoformat() if self.taken_at else None}
 
     @classmethod
     def from_row(cls, row: dict) -> "Notice":
+        taken = row.get("takenAt")  # absent from rows written before the grace existed
         return cls(row["eventId"], row["resource"], datetime.fromisoformat(row["notBefore"]), row["status"],
-                   row["incarnation"])
+                   row["incarnation"], datetime.fromisoformat(taken) if taken else None)
 
 
 def new_notice(event_id: str, resource: str, now: datetime, notice_seconds: float) -> Notice:

@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
 # What each container the emulator starts is, in its amlemu.role label.
@@ -45,6 +46,7 @@ class Observed:
     oom_killed: bool
     ip: str | None
     ports: dict[int, int] = field(default_factory=dict)  # container port -> its port on 127.0.0.1
+    started_at: datetime | None = None  # when it last started (`find` knows it; the listing does not)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 import docker
@@ -27,6 +28,16 @@ def _first_ip(attrs: dict) -> str | None:
     """The container's address on its first network with one (inspect and listing share the shape)."""
     networks = (attrs.get("NetworkSettings") or {}).get("Networks") or {}
     return next((n.get("IPAddress") for n in networks.values() if n.get("IPAddress")), None)
+
+
+def _moment(stamp: str | None) -> datetime | None:
+    """The engine's RFC 3339 time in nanoseconds ("2026-11-25T06:45:01.123456789Z") to microseconds; None for
+    its zero time (never started)."""
+    found = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$", stamp or "")
+    if not found or found.group(1).startswith("0001"):
+        return None
+    fraction = (found.group(2) or ".0")[:7]
+    return datetime.fromisoformat(found.group(1) + fraction + found.group(3).replace("Z", "+00:00"))
 
 
 def _summarised(summary: dict) -> Observed:
@@ -65,7 +76,8 @@ class DockerRuntime:
         ports = {int(port.split("/")[0]): int(bound[0]["HostPort"]) for port, bound in published.items() if bound}
         return Observed(id=container.id, name=container.name, labels=container.labels,
                         running=state.get("Running", False), exit_code=state.get("ExitCode"),
-                        oom_killed=state.get("OOMKilled", False), ip=ip, ports=ports)
+                        oom_killed=state.get("OOMKilled", False), ip=ip, ports=ports,
+                        started_at=_moment(state.get("StartedAt")))
 
     def _options(self, spec: ContainerSpec) -> dict:
         """The engine's run options for the limits, network, ports and hardening `spec` asks for."""

@@ -73,9 +73,9 @@ def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
     while every node is still busy, and the job begins on a node the moment one is free."""
     mounts = {str(host_data_dir / attempt.workdir): WORKDIR, str(host_data_dir / attempt.log_file): job_runner.LOG}
     mounts.update({str(host_data_dir / m.source): m.target for m in attempt.mounts})
-    # A SIGTERM (a preemption notice) is for the user's code: tini, the container's init, passes it to the
-    # whole process group, and the `sh -c` around the command outlives it (a trap that does nothing; its
-    # children still get the default action) so the container lasts as long as the code does.
+    # A SIGTERM (its node being taken by a preemption) is for the user's code: tini, the container's init, passes
+    # it to the whole process group, and the `sh -c` around the command outlives it (a trap that does nothing;
+    # its children still get the default action) so the container lasts as long as the code does.
     env = {**attempt.env, "TINI_KILL_PROCESS_GROUP": "1"}
     # The node unlinks the gate once it is open.
     command = f"{job_runner.capture(f'{WORKDIR}/{EXIT}')}; trap : TERM; . ./{GATE}; {attempt.command}"

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from emulator import tokens
-from emulator.domain import artifacts, datastores, serving
+from emulator.domain import artifacts, datastores, deployments, serving
 from emulator.services import assets, endpoints
 from emulator.store.tables import Operation
 
@@ -91,6 +91,18 @@ def score(address: str, data: list, key: dict[str, str]) -> dict:
     response = httpx.post(f"http://{address}/score", json={"data": data}, timeout=10, headers=key)
     assert response.status_code == 200, response.text
     return response.json()
+
+
+def test_readiness_is_tried_from_the_containers_start_without_waiting_out_azures_initial_delay(lab,
+                                                                                                scoring_network):
+    azure = deployments.DEFAULT_PROBE  # 10 s initial delay, every 10 s: readiness and liveness alike
+    deploy(lab, "ep-quick", "blue", SCORE, readinessProbe=azure, livenessProbe=azure)
+    row = wait_state(lab, "ep-quick", "blue", "Succeeded")
+    (server,) = servers(lab, "ep-quick")
+    started = lab.runtime.find(server.id).started_at
+    succeeded = row.modified_at if row.modified_at.tzinfo else row.modified_at.replace(tzinfo=UTC)
+    assert 0 < (succeeded - started).total_seconds() < 10, (started, succeeded)
+    assert [i["ready"] for i in row.instances] == [True]
 
 
 def test_a_deployment_serves_from_its_containers_and_heals(lab, scoring_network, docker_client):

@@ -2,7 +2,11 @@
 acknowledgement that ends the wait, the kill, and the job's next attempt on a fresh node."""
 
 import uuid
+from datetime import datetime
 
+import pytest
+
+from emulator.domain.preemption import SHUTDOWN_GRACE_SECONDS
 from emulator.services import preemption
 from tests.integration.lab import now
 
@@ -49,14 +53,21 @@ def _preempt(lab, compute="spot", node_id=None):
         return preemption.preempt(row, repo.nodes(row.key), node_id, str(uuid.uuid4()), now(), lab.settings).node_id
 
 
-def test_an_acknowledged_notice_takes_the_node_and_the_job_reruns_on_a_fresh_one(lab):
+def _preempted_while_polling(lab, name: str, script: str, polling: str) -> str:
+    """Run `script` on a one-node low-priority cluster, preempt its node once the log says `polling`, and wait
+    for the node to show preempted; its id."""
     lab.cluster("spot", max_nodes=1, priority="LowPriority")
-    lab.submit("job-spot", "python main.py", lab.code({"main.py": NOTICE_READER}), compute="spot")
-    lab.wait(lambda: "waiting for a notice" in _log(lab, "job-spot"), 120, "the job to poll its node's IMDS")
-    first = _preempt(lab)
-    # Notice (SIGTERM, which the job ignores), acknowledgement, kill: the node shows preempted.
-    lab.wait(lambda: any(n.node_id == first and n.state == "preempted" for n in lab.nodes("spot")), 60,
+    lab.submit(name, "python main.py", lab.code({"main.py": script}), compute="spot")
+    lab.wait(lambda: polling in _log(lab, name), 120, "the job to poll its node's IMDS")
+    node_id = _preempt(lab)
+    lab.wait(lambda: any(n.node_id == node_id and n.state == "preempted" for n in lab.nodes("spot")), 60,
              "the node to be preempted")
+    return node_id
+
+
+def test_an_acknowledged_notice_takes_the_node_and_the_job_reruns_on_a_fresh_one(lab):
+    # Notice, acknowledgement, SIGTERM (which the job ignores), kill after the grace: the node shows preempted.
+    first = _preempted_while_polling(lab, "job-spot", NOTICE_READER, "waiting for a notice")
     text = _log(lab, "job-spot")
     assert "without the Metadata header: 400" in text and "SIGTERM received" in text
     assert f'"Resources": ["{first}"]' in text and '"EventType": "Preempt"' in text and "acknowledged" in text
@@ -80,7 +91,7 @@ def quit_on_term(*_):
     sys.exit(143)
 signal.signal(signal.SIGTERM, quit_on_term)
 print("working", flush=True)
-signal.pause()  # until the notice's SIGTERM
+signal.pause()  # until SIGTERM: at NotBefore, as nobody acknowledges
 """
 
 
@@ -97,3 +108,43 @@ def test_a_job_that_chose_to_fail_fails_with_preemption_error_and_the_notice_run
     lab.wait(lambda: any(n.node_id == node_id and n.state == "preempted" for n in lab.nodes("spot")), 30,
              "the node to be taken at NotBefore")
     assert job.attempt == 1
+
+
+POLL_ONLY = r"""
+import json, os, sys, threading, urllib.request
+url = os.environ["AZUREML_EMU_IMDS_ENDPOINT"] + "/metadata/scheduledevents?api-version=2020-07-01"
+if os.path.exists("outputs/checkpoint.txt"):
+    print("resumed from a checkpoint of", len(open("outputs/checkpoint.txt").read().split()), "lines")
+    sys.exit(0)
+print("working, polling the notice", flush=True)
+while not json.load(urllib.request.urlopen(urllib.request.Request(url, headers={"Metadata": "true"})))["Events"]:
+    threading.Event().wait(0.1)
+print("notice seen: checkpointing", flush=True)
+with open("outputs/checkpoint.tmp", "w") as f:  # a slow checkpoint: 2 s of writing, then a rename
+    for line in range(20):
+        f.write(f"{line}\n")
+        f.flush()
+        threading.Event().wait(0.1)
+os.replace("outputs/checkpoint.tmp", "outputs/checkpoint.txt")
+print("checkpoint saved", flush=True)
+while True:  # carries on with its work (no signal handler, no acknowledgement) until the node goes
+    threading.Event().wait(1)
+"""
+
+
+@pytest.mark.parametrize("time_scale", [0.2])  # the 30 s notice lasts 6 s here
+def test_a_job_that_only_polls_the_notice_gets_no_signal_with_it_and_checkpoints_before_the_node_goes(lab):
+    assert not lab.settings.signal_on_notice  # Azure's default: the notice is the only sign
+    first = _preempted_while_polling(lab, "job-poller", POLL_ONLY, "working, polling the notice")
+    # The 2 s checkpoint was finished whole: no SIGTERM came with the notice to cut it short.
+    assert "checkpoint saved" in _log(lab, "job-poller")
+    assert (lab.artifacts("job-poller") / "outputs" / "checkpoint.txt").read_text().split() == \
+        [str(line) for line in range(20)]
+    # Nobody acknowledged: the node was taken at NotBefore, SIGTERM ended the job, and the kill came at once
+    # (its job had ended), well within the grace.
+    (node,) = [n for n in lab.nodes("spot") if n.node_id == first]
+    not_before, taken = (datetime.fromisoformat(node.notice[k]) for k in ("notBefore", "takenAt"))
+    assert taken >= not_before and node.state_changed_at.replace(tzinfo=taken.tzinfo) >= taken
+    assert (node.state_changed_at.replace(tzinfo=taken.tzinfo) - taken).total_seconds() < SHUTDOWN_GRACE_SECONDS
+    job = lab.wait_status("job-poller", "Completed", timeout=120)
+    assert job.attempt == 2 and "resumed from a checkpoint of 20 lines" in _log(lab, "job-poller")

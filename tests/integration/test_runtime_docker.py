@@ -6,6 +6,7 @@ label, which the `stack` fixture sweeps afterwards.
 """
 
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import docker
 import pytest
@@ -112,6 +113,15 @@ def test_list_filters_on_every_label_and_only_sees_managed_containers(probe, run
     assert runtime.list({"amlemu.stack": f"{stack}-other"}) == []
     listed = {c.id: c for c in runtime.list({"amlemu.stack": stack})}
     assert listed[first.id].labels["amlemu.node"] == "a" and listed[first.id].running
+
+
+def test_find_tells_when_the_container_started_to_the_microsecond_and_the_listing_leaves_it_out(probe, runtime,
+                                                                                              stack):
+    before = datetime.now(UTC)
+    obs = probe()
+    found = runtime.find(obs.name)
+    assert found.started_at is not None and before - timedelta(seconds=1) <= found.started_at <= datetime.now(UTC)
+    assert observed(runtime, stack, obs.id).started_at is None  # one engine call for all: no inspect
 
 
 def test_list_includes_stopped_containers_with_their_exit(probe, runtime, stack):

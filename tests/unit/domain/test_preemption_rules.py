@@ -34,6 +34,22 @@ def test_a_notice_falls_due_at_not_before_or_once_acknowledged():
     assert notice.start().due(T0)
 
 
+def test_a_taken_node_is_killed_once_its_job_has_ended_or_after_the_grace():
+    notice = p.new_notice("e", "n", T0, 30.0)
+    assert not notice.kill_due(T0 + timedelta(seconds=60), busy=False)  # not taken yet: no kill, however late
+    taken = notice.take(T0 + timedelta(seconds=30))
+    assert (taken.status, taken.incarnation, taken.taken_at) == ("Started", 2, T0 + timedelta(seconds=30))
+    assert taken.take(T0 + timedelta(seconds=31)) == taken  # the first moment stands
+    assert notice.start().take(T0).incarnation == 2  # acknowledged, then taken: one change of the document
+    grace = timedelta(seconds=30 + p.SHUTDOWN_GRACE_SECONDS)
+    assert not taken.kill_due(T0 + grace - timedelta(seconds=0.1), busy=True)
+    assert taken.kill_due(T0 + grace, busy=True)
+    assert taken.kill_due(T0 + timedelta(seconds=30), busy=False)  # nothing left to wait for
+    assert p.Notice.from_row(taken.to_row()) == taken
+    legacy = {k: v for k, v in notice.to_row().items() if k != "takenAt"}
+    assert p.Notice.from_row(legacy) == notice
+
+
 @pytest.mark.parametrize("body", [None, [], {}, {"StartRequests": {}}, {"StartRequests": [{"EventId": ""}]},
                                   {"StartRequests": [{"Id": "x"}]}, {"StartRequests": ["x"]}])
 def test_a_malformed_start_request_is_refused(body):
