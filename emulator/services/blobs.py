@@ -8,10 +8,12 @@ system but outside it (so neither a listing nor a job's mount sees a partial blo
 """
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import AsyncIterable
 from dataclasses import asdict, dataclass, field
@@ -60,6 +62,16 @@ class BlobStore:
         self.root = data_dir / "blobs"
         self.meta = data_dir / "blobs.meta"
         self.tmp = data_dir / "blobs.tmp"
+
+    def drop_account(self, account: str) -> None:
+        """Everything stored under `account` goes (its workspace was deleted): moved out of sight at once, so that a
+        workspace made again under the same name starts empty, then deleted in the background."""
+        trash = self.tmp / f"dropped-{uuid.uuid4().hex}"
+        trash.mkdir(parents=True)
+        for tree, name in ((self.root, "blobs"), (self.meta, "meta")):
+            with contextlib.suppress(FileNotFoundError):
+                (tree / storage.account_name(account)).rename(trash / name)
+        threading.Thread(target=shutil.rmtree, args=(trash, True), daemon=True, name="drop-account").start()
 
     # paths
     def container_dir(self, account: str, container: str) -> Path:

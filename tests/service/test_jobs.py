@@ -3,6 +3,10 @@ the api puts them; the controller's part is tested in tests/integration and test
 
 import pytest
 
+from emulator.domain import storage
+from emulator.domain.ids import WorkspaceRef
+from tests.waiting import wait_until
+
 from tests.service.test_api import API, SUB, WS_PATH, assert_arm_error, cluster, put_cluster
 from tests.service.test_assets import CODES, ENVIRONMENTS, code_body, env_body
 
@@ -162,7 +166,14 @@ def test_run_data_lists_outputs_the_data_plane_resolves(client, auth, ready):
 
 def test_deleting_the_workspace_cancels_its_jobs_drops_its_assets_and_takes_down_its_computes(client, auth, ready, app):
     put_job(client, auth, "doomed", job_body())
+    data_dir = app.state.context.settings.data_dir
+    account = data_dir / "blobs" / storage.workspace_account(WorkspaceRef.from_key(WS_PATH.lower()))
+    (account / "azureml").mkdir(parents=True, exist_ok=True)
+    (account / "azureml" / "upload.bin").write_bytes(b"x")
     assert client.delete(WS_PATH, params=API, headers=auth).status_code == 200
+    assert not account.exists()  # its storage goes with it: nothing left for a workspace made again by that name
+    wait_until(lambda: not any((data_dir / "blobs.tmp").glob("dropped-*")), timeout=30,
+               message="the dropped account to be deleted")
     with app.state.context.store.transaction() as repo:  # the controller's view: it cleans up from here
         (job,) = repo.orphan_jobs()
         assert (job.name, job.status) == ("doomed", "Canceled")
