@@ -113,6 +113,17 @@ def source(root: Path, rel: str | os.PathLike) -> Path:
     return path
 
 
+def identity(root: Path, rel: str | os.PathLike) -> str:
+    """'device:inode' of the folder or file `rel` under `root`, reached without following a link: what a bind
+    mount of it shows inside the container (a mount is checked against it, see workers/attempts.mount_checks)."""
+    pieces = parts(rel)
+    with directory(root, PurePosixPath(*pieces[:-1]) if len(pieces) > 1 else ".") as parent:
+        info = os.stat(pieces[-1], dir_fd=parent, follow_symlinks=False) if pieces else os.fstat(parent)
+    if stat.S_ISLNK(info.st_mode):
+        raise PathEscape(f"{rel} is a link; the emulator mounts only plain folders and files.")
+    return f"{info.st_dev}:{info.st_ino}"
+
+
 def _readable_by(info: os.stat_result, reader: int | None) -> bool:
     """Could user `reader` read the file itself (None: anyone may)? The copy is open to all."""
     return reader is None or bool(info.st_mode & stat.S_IROTH) or \

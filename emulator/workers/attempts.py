@@ -28,6 +28,7 @@ log = logging.getLogger("amlemu.node")
 WORKDIR = "/mnt/azureml/wd"  # the rank's working directory in its container
 GATE = ".amlemu-start"  # in the rank's working directory, while its container waits for a node
 EXIT = ".amlemu-exit"  # in the rank's working directory: the command's exit status, once it has one
+MOUNT_MISMATCH = 97  # the exit status of a job stopped at its gate because a mount is not what was laid out
 
 
 def _lay_out(attempt: Attempt, data_dir: Path) -> None:
@@ -116,11 +117,25 @@ def _open_for_writing(fifo: Path) -> int | None:
         raise
 
 
-def open_gate(runtime: Runtime, container: Observed, gate: Path, env: dict[str, str],
+def mount_checks(attempt: Attempt, data_dir: Path) -> str:
+    """Shell lines, run at the gate before the command, that stop the job unless each of its mounts is the very
+    folder or file laid out for it. The engine resolves a mount's source when the container starts: a job writing
+    into a folder that another job mounts could swap it for a link in between, and the engine would follow that
+    link on the host. A mount shows the device and inode of what was mounted, which no swap can fake."""
+    mounts = {attempt.workdir: WORKDIR, attempt.log_file: job_runner.LOG, **{m.source: m.target for m in attempt.mounts}}
+    lines = []
+    for source, target in mounts.items():
+        expected, where = confined.identity(data_dir, source), shlex.quote(target)
+        lines.append(f'[ "$(stat -c %d:%i -- {where})" = {expected} ] || {{ echo "amlemu: {target} is not what was '
+                     f'laid out for it (a link swapped in?); the job stops." >&2; exit {MOUNT_MISMATCH}; }}\n')
+    return "".join(lines)
+
+
+def open_gate(runtime: Runtime, container: Observed, gate: Path, env: dict[str, str], checks: str = "",
               limit_seconds: float = 120.0) -> None:
-    """Let the container's command run, with `env` exported. Returns at once if the container ended without
-    reaching its gate (no shell in the image, say): its exit code and log say why."""
-    lines = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items()).encode()
+    """Let the container's command run, with `env` exported, once `checks` (shell lines) pass. Returns at once if
+    the container ended without reaching its gate (no shell in the image, say): its exit code and log say why."""
+    lines = (checks + "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items())).encode()
     deadline = time.monotonic() + limit_seconds
     polls = 0
     while (fd := _open_for_writing(gate)) is None:  # the container is still starting
@@ -192,7 +207,7 @@ def execute(message: dict, runtime: Runtime, broker: redis.Redis, node: "NodeIde
             later(discard)
             protocol.report(broker, "ended", attempt, node_id, exit_code=None, oom=False, tail="", error=None)
             return "cancelled"
-        open_gate(runtime, container, data_dir / attempt.workdir / GATE, node.job_env())
+        open_gate(runtime, container, data_dir / attempt.workdir / GATE, node.job_env(), mount_checks(attempt, data_dir))
         protocol.report(broker, "running", attempt, node_id, container=container.id)
 
         def ended(outcome: job_runner.Outcome) -> None:

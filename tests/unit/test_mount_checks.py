@@ -1,0 +1,41 @@
+"""A job stops at its gate unless each of its mounts is the very folder or file laid out for it: a folder swapped
+for a link (by another job writing where this one's input lives) between the layout and the container's start
+would otherwise be followed by the engine, on the host."""
+
+import subprocess
+
+from emulator.workers import attempts
+from emulator.workers.protocol import Attempt, Mount
+
+
+def _attempt() -> Attempt:
+    return Attempt(job_key="k", job_name="j", attempt=1, rank=0, world_size=1, image="i", command="true", env={},
+                   labels={}, container_name="c", cpus=None, memory_bytes=None, gpus=0, network=None, user=None,
+                   workdir="jobs/t/1/0/wd", code_dir=None, log_file="blobs/a/c/dcid.j/user_logs/std_log.txt",
+                   mounts=[Mount("blobs/a/c/shared/in", "/mnt/azureml/inputs/data", read_only=True)])
+
+
+def _run(checks: str, data_dir, attempt: Attempt) -> subprocess.CompletedProcess:
+    """The gate's lines with the container's paths put back to where they are on this machine."""
+    where = {attempts.WORKDIR: attempt.workdir, attempts.job_runner.LOG: attempt.log_file,
+             **{m.target: m.source for m in attempt.mounts}}
+    for target, source in sorted(where.items(), key=lambda item: -len(item[0])):
+        checks = checks.replace(target, str(data_dir / source))
+    return subprocess.run(["sh", "-c", checks], capture_output=True, text=True)
+
+
+def test_mounts_laid_out_pass_and_a_folder_swapped_for_a_link_stops_the_job(tmp_path):
+    attempt = _attempt()
+    for folder in (attempt.workdir, "blobs/a/c/shared/in", "secret"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / attempt.log_file).parent.mkdir(parents=True)
+    (tmp_path / attempt.log_file).touch()
+    checks = attempts.mount_checks(attempt, tmp_path)
+    assert _run(checks, tmp_path, attempt).returncode == 0
+
+    swapped = tmp_path / "blobs/a/c/shared/in"
+    swapped.rename(tmp_path / "blobs/a/c/shared/moved")
+    swapped.symlink_to(tmp_path / "secret")  # what the engine would then have mounted
+    stopped = _run(checks, tmp_path, attempt)
+    assert stopped.returncode == attempts.MOUNT_MISMATCH
+    assert "shared/in is not what was laid out for it" in stopped.stderr  # (the test put host paths back)
