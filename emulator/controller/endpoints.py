@@ -274,7 +274,10 @@ class EndpointReconciler:
         logs = self._logs(endpoint, row.name).relative_to(self.settings.data_dir)
         host = self.settings.host_dir
         model_target = f"{model_dir}/{PurePosixPath(model).name}"
+        checks = serving.mount_checks({app_root: confined.identity(self.settings.data_dir, code),
+                                       model_target: confined.identity(self.settings.data_dir, model)})
         env = {**props["environmentVariables"], serving.KEY_ENV: serving.server_key(self.secret, row.key),
+               serving.MOUNT_CHECKS_ENV: checks,
                "AZUREML_MODEL_DIR": model_dir, "AML_APP_ROOT": app_root,
                "AZUREML_ENTRY_SCRIPT": f"{app_root}/{props['codeConfiguration']['scoringScript']}",
                "AMLEMU_LOG_FILE": f"/var/azureml-logs/{name}.log", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}

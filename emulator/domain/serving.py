@@ -15,10 +15,20 @@ MODELS_ROOT = f"{APP_ROOT}/azureml-models"
 GUARD = "/usr/local/lib/amlemu-serve-gunicorn.py"
 KEY_HEADER = "x-amlemu-server-key"
 KEY_ENV = "AMLEMU_SERVER_KEY"
+# "device:inode<TAB>path" lines, one per mount of the model and code: the engine resolves a mount's source when the
+# container starts, so a job writing where a model lives could swap a folder for a link after the controller's
+# check; a mount shows the device and inode of what was really mounted, which no swap can fake.
+MOUNT_CHECKS_ENV = "AMLEMU_MOUNT_CHECKS"
 # The model server's start script: the inference server on the user's scoring script, its output to the log
 # file in the deployment's log folder (which getLogs serves), behind the guard below (gunicorn reads its config
 # file from GUNICORN_CMD_ARGS; azmlinfsrv runs gunicorn in its own process).
 START_SCRIPT = ("#!/bin/sh\n"
+                # Each mount must be what the controller checked (see MOUNT_CHECKS_ENV), or the server stops.
+                f'printf "%s\\n" "${MOUNT_CHECKS_ENV}" | while IFS="$(printf "\\t")" read -r want path; do\n'
+                '  [ -z "$path" ] || [ "$(stat -c %d:%i -- "$path")" = "$want" ] || {\n'
+                '    echo "amlemu: $path is not what was laid out for it (a link swapped in?); the server stops."\n'
+                '    exit 97; }\n'
+                'done >>"${AMLEMU_LOG_FILE:-/dev/stdout}" 2>&1 || exit 97\n'
                 f'export GUNICORN_CMD_ARGS="--config {GUARD}"\n'
                 'exec azmlinfsrv --entry_script "$AZUREML_ENTRY_SCRIPT" --port 5001 '
                 '>>"${AMLEMU_LOG_FILE:-/dev/stdout}" 2>&1\n')
@@ -52,6 +62,11 @@ _RECIPE = "2"  # part of the hash: a change to how serving images are built rebu
 def _digest(environment_image: str) -> str:
     recipe = [_RECIPE, environment_image, SERVER_PACKAGE, START_SCRIPT, GUARD_CONFIG]
     return hashlib.sha256(json.dumps(recipe).encode()).hexdigest()[:16]
+
+
+def mount_checks(expected: dict[str, str]) -> str:
+    """MOUNT_CHECKS_ENV's value: container path -> the 'device:inode' its mount must show."""
+    return "\n".join(f"{identity}\t{path}" for path, identity in expected.items())
 
 
 def server_key(secret: bytes, deployment_key: str) -> str:

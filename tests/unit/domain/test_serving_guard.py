@@ -2,8 +2,10 @@
 gunicorn config baked into serving images wraps the inference server's WSGI app."""
 
 import os
+import subprocess
 import types
 
+from emulator import confined
 from emulator.domain import serving
 
 SECRET = b"s" * 32
@@ -45,3 +47,22 @@ def test_a_server_started_without_a_key_answers_nobody(monkeypatch):
 def test_keys_differ_per_deployment_and_per_stack():
     assert serving.server_key(SECRET, DEPLOYMENT) != serving.server_key(SECRET, DEPLOYMENT + "2")
     assert serving.server_key(SECRET, DEPLOYMENT) != serving.server_key(b"t" * 32, DEPLOYMENT)
+
+
+def _start_checks(tmp_path, expected: dict) -> subprocess.CompletedProcess:
+    """The model server's start script up to its server: the mount checks alone."""
+    checks = serving.START_SCRIPT.split("export GUNICORN_CMD_ARGS")[0]
+    env = {"PATH": os.environ["PATH"], serving.MOUNT_CHECKS_ENV: serving.mount_checks(expected),
+           "AMLEMU_LOG_FILE": str(tmp_path / "server.log")}
+    return subprocess.run(["sh", "-c", checks], env=env, capture_output=True, text=True)
+
+
+def test_a_model_server_starts_only_on_the_mounts_the_controller_checked(tmp_path):
+    for name in ("model dir", "code", "secret"):
+        (tmp_path / name).mkdir()
+    expected = {str(tmp_path / n): confined.identity(tmp_path, n) for n in ("model dir", "code")}
+    assert _start_checks(tmp_path, expected).returncode == 0
+    (tmp_path / "model dir").rename(tmp_path / "moved")
+    (tmp_path / "model dir").symlink_to(tmp_path / "secret")  # what the engine would then have mounted
+    assert _start_checks(tmp_path, expected).returncode == 97
+    assert "model dir is not what was laid out for it" in (tmp_path / "server.log").read_text()
