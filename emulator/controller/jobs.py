@@ -303,8 +303,7 @@ class JobReconciler:
         for key in set(self.preparing) - {j.key for j in starting}:  # cancelled while its image builds
             self.preparing.pop(key)
         for job in starting:  # each on its own: one whose preparation raises must not hold up the others
-            with repo.session.begin_nested():
-                self.steps.run(f"preparing job {job.name}", self._advance, repo, job, now)
+            self.steps.run(f"preparing job {job.name}", self._advance_alone, repo, job, now)
         for job in repo.jobs_in((S.QUEUED.value,)):
             if repo.compute(job.compute_key) is None:
                 self._fail(job, now, f"The compute cluster {job.body.get('computeId')} was deleted.")
@@ -319,6 +318,11 @@ class JobReconciler:
             effects.clear.append(job.key)  # ended or cancelled with an attempt out: nothing of it may start
             effects.stop_jobs.append(job.key)
             job.dispatched_at = None
+
+    def _advance_alone(self, repo: Repository, job: Job, now: datetime) -> None:
+        """`_advance` in a savepoint: what it changed before raising is undone, the rest of the pass kept."""
+        with repo.session.begin_nested():
+            self._advance(repo, job, now)
 
     def _advance(self, repo: Repository, job: Job, now: datetime) -> None:
         if job.status == S.NOT_STARTED:

@@ -18,13 +18,21 @@ class Leftovers:
         self.settings, self.store = settings, store
 
     def tick(self) -> None:
+        with self.store.reading() as repo:  # a read first: a write lock on every pass for nothing slows the api
+            if not any(self._done(job) for job in repo.orphan_jobs()):
+                return
         folders = []
         with self.store.transaction() as repo:
             for job in repo.orphan_jobs():
-                if is_terminal(JobStatus(job.status)) and job.dispatched_at is None:
+                if self._done(job):
                     folders.append(self.settings.data_dir / artifacts.directory(
                         WorkspaceRef.from_key(job.workspace_key), job.name))
                     repo.remove(job)
                     log.info("forgot job %s of a deleted workspace", job.name)
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
+
+    @staticmethod
+    def _done(job) -> bool:
+        """Ended, with no attempt out: nothing of it runs any more."""
+        return is_terminal(JobStatus(job.status)) and job.dispatched_at is None

@@ -4,7 +4,6 @@ The loop waits on the event stream rather than a timer: a node's report or a sub
 and with nothing to hear it still runs every `reconcile_interval_seconds`.
 """
 
-import contextlib
 import functools
 import logging
 import random
@@ -36,7 +35,7 @@ from emulator.services.environments import EnvironmentResolver
 from emulator.services.serving import ServingImages
 from emulator.settings import Settings
 from emulator.store.db import Store
-from emulator.workers import attempts, protocol
+from emulator.workers import attempts, job_runner, protocol
 from emulator.workers.protocol import job_tag
 from emulator.workers.celery_app import make_celery
 
@@ -117,21 +116,19 @@ class Controller:
         node went stands (JobReconciler's late success) instead of running again."""
         if not containers:
             return
-        with self.store.transaction() as repo:
+        with self.store.reading() as repo:  # a read: most passes find every job container current
             active = self.jobs.active_attempts(repo)
-            queued = {job_tag(j.key): j.key for j in repo.jobs_in((JobStatus.QUEUED.value,))}
-        for container in containers:
+            stale = [c for c in containers
+                     if active.get(c.labels.get("amlemu.job")) != int(c.labels.get("amlemu.attempt", -1))]
+            queued = {job_tag(j.key): j.key for j in repo.jobs_in((JobStatus.QUEUED.value,))} if stale else {}
+        for container in stale:
             tag, attempt = container.labels.get("amlemu.job"), int(container.labels.get("amlemu.attempt", -1))
-            if active.get(tag) == attempt:
-                continue
             log.info("removing job container %s: its attempt is over", container.name)
             self.runtime.remove(container.id)  # a SIGKILL first, if it still runs: nothing of it goes on after
             rank = int(container.labels.get("amlemu.rank", 0))
             workdir = self.settings.data_dir / launch.rank_workdir(tag, attempt, rank)
-            if tag in queued:
-                with contextlib.suppress(OSError, ValueError):
-                    exit_code = int((workdir / attempts.EXIT).read_text())
-                    protocol.report_for_lost_node(self.broker, queued[tag], attempt, rank, exit_code)
+            if tag in queued and (ended := job_runner.recorded(workdir / attempts.EXIT)) is not None:
+                protocol.report_for_lost_node(self.broker, queued[tag], attempt, rank, ended.code)
             shutil.rmtree(workdir, ignore_errors=True)  # its node, which would have, may be gone
 
 

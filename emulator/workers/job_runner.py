@@ -45,7 +45,7 @@ def at_once(fn: Callable[..., object], *args) -> object:
     return fn(*args)
 
 
-def _recorded(exit_file: Path) -> Exit | None:
+def recorded(exit_file: Path) -> Exit | None:
     """The exit status the shell wrote; the job could swap the file for a link, which is not followed."""
     try:
         return Exit(code=int(confined.read_small(exit_file) or b""), oom_killed=False)
@@ -91,7 +91,7 @@ def run(runtime: Runtime, container: Observed, log_file: Path, exit_file: Path,
     current attempt, and the controller sweeps it."""
     try:
         engine = _engine_end(runtime, container.id)
-        while (end := _recorded(exit_file)) is None:
+        while (end := recorded(exit_file)) is None:
             try:
                 end = engine.result(timeout=POLL_SECONDS)
                 break

@@ -39,3 +39,13 @@ def test_mounts_laid_out_pass_and_a_folder_swapped_for_a_link_stops_the_job(tmp_
     stopped = _run(checks, tmp_path, attempt)
     assert stopped.returncode == attempts.MOUNT_MISMATCH
     assert "shared/in is not what was laid out for it" in stopped.stderr  # (the test put host paths back)
+
+
+def test_an_exit_status_planted_as_a_link_is_not_read(tmp_path):
+    """The controller reads a dead node's rank status from the job's own folder: a link there is not followed."""
+    (tmp_path / "elsewhere").write_text("0")
+    (tmp_path / attempts.EXIT).symlink_to(tmp_path / "elsewhere")
+    assert attempts.job_runner.recorded(tmp_path / attempts.EXIT) is None
+    (tmp_path / attempts.EXIT).unlink()
+    (tmp_path / attempts.EXIT).write_text("0\n")
+    assert attempts.job_runner.recorded(tmp_path / attempts.EXIT).code == 0

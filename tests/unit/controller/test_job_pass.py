@@ -56,3 +56,18 @@ def test_a_job_of_a_deleted_workspace_mid_build_or_a_raising_one_holds_up_no_oth
     wait_until(lambda: build_log.exists() and build_log.read_text() == "building\n", timeout=10,
                message="the build's log where the job's artifacts are, its workspace gone or not")
     assert "raising" in next(iter(reconciler.steps.failing))
+
+
+def test_what_a_raising_preparation_changed_is_undone_and_the_rest_of_the_pass_kept(store, tmp_path):
+    def cached(environment):
+        raise RuntimeError("the resolver fell over")
+
+    reconciler = JobReconciler(Settings(data_dir=tmp_path), lambda *_: None, cached)
+    with store.transaction() as repo:
+        _job(repo, "half-way", "NotStarted", "broken")
+        _job(repo, "done", "Finalizing", "broken")
+    with store.transaction() as repo:
+        reconciler.tick(repo, NOW, Effects())
+    with store.transaction() as repo:
+        jobs = {j.name: (j.status, len(j.history)) for j in repo.jobs(WS)}
+    assert jobs == {"half-way": ("NotStarted", 0), "done": ("Completed", 1)}  # no half-made Starting/Preparing
