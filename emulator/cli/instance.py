@@ -7,6 +7,7 @@ import typer
 from rich.console import Console
 
 from emulator.cli.stack import Stack
+from emulator.runtime import labels
 
 app = typer.Typer(help="Compute instances: open a shell in one, show how to reach it.", no_args_is_help=True)
 console = Console()
@@ -15,9 +16,9 @@ console = Console()
 def _workstation(stack: Stack, name: str, workspace: str | None):
     from emulator.runtime.docker import DockerRuntime
 
-    labels = {"amlemu.stack": stack.label, "amlemu.role": "instance", "amlemu.compute": name,
-              "amlemu.workspace": (workspace or stack.workspace).lower()}
-    running = [c for c in DockerRuntime().list(labels) if c.running]
+    wanted = {labels.STACK: stack.label, labels.ROLE: "instance", labels.COMPUTE: name,
+              labels.WORKSPACE: (workspace or stack.workspace).lower()}
+    running = [c for c in DockerRuntime().list(wanted) if c.running]
     if not running:
         console.print(f"[red]compute instance {name} is not running[/]: start it with "
                       f"ml_client.compute.begin_start({name!r}) (or check the name with `amlemu status`)")

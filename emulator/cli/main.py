@@ -14,6 +14,7 @@ from emulator.cli import demo, instance
 from emulator.cli.stack import ROOT, Stack, record_images
 from emulator.domain import images
 from emulator.errors import EmulatorError
+from emulator.runtime import labels
 
 app = typer.Typer(help="amlemu: a local emulator of Azure Machine Learning compute.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
@@ -86,7 +87,7 @@ def down() -> None:
     stack = Stack.from_env()
     runtime = DockerRuntime()
     stack.compose("stop", "controller")  # first, so that no node starts while they are removed
-    containers = [c for c in runtime.list({"amlemu.stack": stack.label}) if c.labels.get("amlemu.role") in ROLES]
+    containers = [c for c in runtime.list({labels.STACK: stack.label}) if c.labels.get(labels.ROLE) in ROLES]
     with console.status(f"[bold]removing {len(containers)} node, job, sandbox and model-server container(s)[/]"):
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`

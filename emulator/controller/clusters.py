@@ -26,6 +26,7 @@ from emulator.store.db import Store
 from emulator.store.tables import Compute, Node
 from emulator.workers import imds
 from emulator.workers.celery_app import cluster_queue, ready_key
+from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 UNUSABLE_KEEP_SECONDS = 60.0
@@ -38,17 +39,17 @@ def new_node_id(low_priority: bool) -> str:
 
 
 def node_spec(settings: Settings, compute: Compute, spec: cluster.ClusterSpec, node_id: str, role: str = "node",
-              slots: int = 1, labels: dict[str, str] | None = None) -> ContainerSpec:
+              slots: int = 1, extra_labels: dict[str, str] | None = None) -> ContainerSpec:
     """A node's container: a Celery worker on the compute's queue that runs its jobs' containers. A compute
     instance's agent (`role` "agent") is one too, with `slots` jobs at once."""
     cpus, memory = vm_sizes.scaled_limits(spec.vm_size, settings.resource_scale)
     name = f"amlemu-{settings.stack}-{role}-{node_id}"
     return ContainerSpec(
         name=name, image=settings.node_image, command=["node"],
-        labels={"amlemu.stack": settings.stack, "amlemu.role": role, "amlemu.node": node_id,
-                "amlemu.compute": compute.name, "amlemu.compute-id": compute.key,
-                "amlemu.workspace": compute.workspace_key.rsplit("/", 1)[-1],
-                "amlemu.priority": spec.priority, "amlemu.vm-size": spec.vm_size.name, **(labels or {})},
+        labels={labels.STACK: settings.stack, labels.ROLE: role, labels.NODE: node_id,
+                labels.COMPUTE: compute.name, labels.COMPUTE_ID: compute.key,
+                labels.WORKSPACE: compute.workspace_key.rsplit("/", 1)[-1],
+                labels.PRIORITY: spec.priority, labels.VM_SIZE: spec.vm_size.name, **(extra_labels or {})},
         env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key), "AMLEMU_SLOTS": str(slots),
              "AMLEMU_REDIS_URL": settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
              "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(settings.host_dir),
@@ -70,7 +71,7 @@ class ClusterReconciler:
         self.scheduler, self.dispatch = scheduler, dispatch
         self.preemptions = preemptions
         # Nodes join the jobs network, where their jobs (and only those) reach them.
-        runtime.ensure_network(settings.jobs_network, {"amlemu.stack": settings.stack})
+        runtime.ensure_network(settings.jobs_network, {labels.STACK: settings.stack})
         # On the first pass after a start, a node whose container is absent altogether was taken down with
         # the stack (`amlemu down`), not lost: it is forgotten rather than shown unusable.
         self.first_pass = True
@@ -78,19 +79,19 @@ class ClusterReconciler:
         self.steps = Steps()
 
     def node_labels(self) -> dict[str, str]:
-        return {"amlemu.stack": self.settings.stack, "amlemu.role": "node"}
+        return {labels.STACK: self.settings.stack, labels.ROLE: "node"}
 
     def tick(self, containers: list[Observed] | None = None) -> None:
         """`containers`: the stack's node containers when the caller has just listed them."""
         now = self.clock()
         containers = self.runtime.list(self.node_labels()) if containers is None else containers
-        observed = {c.labels.get("amlemu.node"): c for c in containers}
+        observed = {c.labels.get(labels.NODE): c for c in containers}
         with self.store.transaction() as repo:
             keys = [c.key for c in repo.computes() if c.compute_type == "AmlCompute"]
         live: set[str] = set()
         for key in keys:  # each on its own: a cluster that fails keeps its nodes, the others go on
             if not self.steps.run(f"cluster {key}", lambda k=key: live.update(self.reconcile(k, observed, now))):
-                live.update(n for n, c in observed.items() if c.labels.get("amlemu.compute-id") == key)
+                live.update(n for n, c in observed.items() if c.labels.get(labels.COMPUTE_ID) == key)
         self.first_pass = False
         for node_id, container in observed.items():
             if node_id not in live:
@@ -215,7 +216,7 @@ class ClusterReconciler:
             self._start(node_id, spec)
 
     def _start(self, node_id: str, spec: ContainerSpec) -> None:
-        key, what = spec.labels["amlemu.compute-id"], f"node {node_id} of {spec.labels['amlemu.compute']}"
+        key, what = spec.labels[labels.COMPUTE_ID], f"node {node_id} of {spec.labels['amlemu.compute']}"
         try:
             container, error = self.runtime.run(spec), None
             self.failures.started(key, what)

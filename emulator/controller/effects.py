@@ -12,6 +12,7 @@ from celery import Celery
 from emulator.runtime.base import ContainerSpec, Runtime
 from emulator.workers import protocol
 from emulator.workers.celery_app import ready_key
+from emulator.runtime import labels
 
 
 @dataclass
@@ -34,8 +35,8 @@ def apply_jobs(effects: Effects, runtime: Runtime, broker: redis.Redis, celery: 
     for job_key in dict.fromkeys(effects.clear):
         protocol.clear_current(broker, job_key)
     for job_key in dict.fromkeys(effects.stop_jobs):
-        for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job",
-                                       "amlemu.job": protocol.job_tag(job_key)}):
+        for container in runtime.list({labels.STACK: stack, labels.ROLE: "job",
+                                       labels.JOB: protocol.job_tag(job_key)}):
             runtime.remove(container.id)
     for job_key, attempt in effects.current:
         protocol.set_current(broker, job_key, attempt)
@@ -47,9 +48,9 @@ def apply_nodes(effects: Effects, runtime: Runtime, broker: redis.Redis, stack: 
     for node_id, document in effects.notices:
         protocol.publish_notice(broker, node_id, document)
     for job_key, attempt, rank, signal in effects.signal_jobs:
-        rank_labels = {"amlemu.job": protocol.job_tag(job_key), "amlemu.attempt": str(attempt),
-                       "amlemu.rank": str(rank)}
-        for container in runtime.list({"amlemu.stack": stack, "amlemu.role": "job", **rank_labels}):
+        rank_labels = {labels.JOB: protocol.job_tag(job_key), labels.ATTEMPT: str(attempt),
+                       labels.RANK: str(rank)}
+        for container in runtime.list({labels.STACK: stack, labels.ROLE: "job", **rank_labels}):
             runtime.signal(container.id, signal)
     for container_id in effects.stop:
         if container_id:

@@ -38,6 +38,7 @@ from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository
 from emulator.store.tables import OnlineDeployment
+from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 ROLE = "model-server"
@@ -76,9 +77,9 @@ class EndpointReconciler:
             keys = [d.key for d in deployed]
             self._finish_endpoints(repo, {d.endpoint_key for d in deployed})
         if keys and not self._network_ready:
-            self.runtime.ensure_network(self.settings.scoring_network, {"amlemu.stack": self.settings.stack})
+            self.runtime.ensure_network(self.settings.scoring_network, {labels.STACK: self.settings.stack})
             self._network_ready = True
-        reconcile_owned(keys, containers, "amlemu.deployment-id", self.reconcile, self.runtime, "model server", self.steps)
+        reconcile_owned(keys, containers, labels.DEPLOYMENT_ID, self.reconcile, self.runtime, "model server", self.steps)
         seen = {c.name for c in containers}
         self.probed = {name: p for name, p in self.probed.items() if name in seen}
 
@@ -172,7 +173,7 @@ class EndpointReconciler:
         threshold = deployments.probe(row.body["properties"]["readinessProbe"]).failure_threshold
         for container in containers:
             probed = self.probed.get(container.name)
-            if container.labels.get("amlemu.generation") != str(row.generation) or (probed and probed.ever_ready):
+            if container.labels.get(labels.GENERATION) != str(row.generation) or (probed and probed.ever_ready):
                 continue
             if not container.running:
                 why = f"exited with code {container.exit_code} before it was ready: the scoring script's init() " \
@@ -185,7 +186,7 @@ class EndpointReconciler:
             self._fail(repo, row, now, "ResourceNotReady",
                        f"The model server of deployment '{row.name}' {why}. Last lines of its log "
                        f"(ml_client.online_deployments.get_logs):\n{tail}")
-            plan.remove += [c.id for c in containers if c.labels.get("amlemu.generation") == str(row.generation)]
+            plan.remove += [c.id for c in containers if c.labels.get(labels.GENERATION) == str(row.generation)]
             return True
         return False
 
@@ -201,7 +202,7 @@ class EndpointReconciler:
         for container in containers:
             since = draining.get(container.name)
             probed = self.probed.get(container.name)
-            result.append(rollout.Instance(container.name, int(container.labels.get("amlemu.generation", 0)),
+            result.append(rollout.Instance(container.name, int(container.labels.get(labels.GENERATION, 0)),
                                            container.running, bool(probed and probed.ready),
                                            datetime.fromisoformat(since) if since else None))
         return result
@@ -219,7 +220,7 @@ class EndpointReconciler:
                 since = now.isoformat()
             probed = self.probed.get(container.name)
             published.append({"name": container.name, "address": f"{container.ip}:{serving.PORT}",
-                              "generation": int(container.labels.get("amlemu.generation", 0)),
+                              "generation": int(container.labels.get(labels.GENERATION, 0)),
                               "ready": bool(probed and probed.ready and container.running and since is None),
                               "drainingSince": since})
         if published != row.instances:
@@ -283,9 +284,9 @@ class EndpointReconciler:
                "AMLEMU_LOG_FILE": f"/var/azureml-logs/{name}.log", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}
         return ContainerSpec(
             name=name, image=row.image, command=[], entrypoint=[serving.ENTRYPOINT],
-            labels={"amlemu.stack": self.settings.stack, "amlemu.role": ROLE, "amlemu.endpoint": endpoint,
-                    "amlemu.deployment": row.name, "amlemu.deployment-id": row.key,
-                    "amlemu.workspace": ref.name, "amlemu.generation": str(row.generation)},
+            labels={labels.STACK: self.settings.stack, labels.ROLE: ROLE, labels.ENDPOINT: endpoint,
+                    labels.DEPLOYMENT: row.name, labels.DEPLOYMENT_ID: row.key,
+                    labels.WORKSPACE: ref.name, labels.GENERATION: str(row.generation)},
             env=env, cpus=cpus, memory_bytes=memory, network=self.settings.scoring_network,
             mounts={str(host / code): app_root, str(host / model): model_target, str(host / logs): "/var/azureml-logs"},
             read_only=(app_root, model_target), user=self.settings.job_user, working_dir=app_root,
@@ -297,7 +298,7 @@ class EndpointReconciler:
         if plan.drop_logs is not None:
             shutil.rmtree(plan.drop_logs, ignore_errors=True)
         for spec in plan.start:
-            key, what = spec.labels["amlemu.deployment-id"], f"a model server of deployment {spec.labels['amlemu.deployment']}"
+            key, what = spec.labels[labels.DEPLOYMENT_ID], f"a model server of deployment {spec.labels['amlemu.deployment']}"
             try:
                 self.runtime.run(spec)
                 if self.failures.started(key, what):

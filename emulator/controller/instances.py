@@ -33,6 +33,7 @@ from emulator.store.db import Store
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, Node
 from emulator.workers.celery_app import ready_key
+from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 STOP_GRACE_SECONDS = 10.0  # SIGTERM, then the engine kills what is left
@@ -72,7 +73,7 @@ class InstanceReconciler:
         """`containers`: the stack's workstation and agent containers."""
         with self.store.transaction() as repo:
             keys = [c.key for c in repo.computes() if c.compute_type == "ComputeInstance"]
-        reconcile_owned(keys, containers, "amlemu.compute-id", self.reconcile, self.runtime, "instance container", self.steps)
+        reconcile_owned(keys, containers, labels.COMPUTE_ID, self.reconcile, self.runtime, "instance container", self.steps)
 
     def reconcile(self, key: str, containers: list[Observed]) -> None:
         now = self.clock()
@@ -89,9 +90,9 @@ class InstanceReconciler:
     def _decide(self, repo: Repository, row: Compute, containers: list[Observed], now: datetime, plan: Plan) -> None:
         record = row.instance
         generation = str(record["generation"])
-        current = {c.labels.get("amlemu.role"): c for c in containers
-                   if c.labels.get("amlemu.generation") == generation and c.running}
-        plan.remove += [c.id for c in containers if c.labels.get("amlemu.generation") != generation or not c.running]
+        current = {c.labels.get(labels.ROLE): c for c in containers
+                   if c.labels.get(labels.GENERATION) == generation and c.running}
+        plan.remove += [c.id for c in containers if c.labels.get(labels.GENERATION) != generation or not c.running]
         self._follow_schedules(row, now)
         state = instances.state_of(row)
         agent = self._agent_node(repo, row, now)
@@ -231,9 +232,9 @@ class InstanceReconciler:
     # ---------------------------------------------------------------- containers
 
     def _labels(self, row: Compute, role: str) -> dict[str, str]:
-        return {"amlemu.stack": self.settings.stack, "amlemu.role": role, "amlemu.compute": row.name,
-                "amlemu.compute-id": row.key, "amlemu.workspace": row.workspace_key.rsplit("/", 1)[-1],
-                "amlemu.generation": str(row.instance["generation"])}
+        return {labels.STACK: self.settings.stack, labels.ROLE: role, labels.COMPUTE: row.name,
+                labels.COMPUTE_ID: row.key, labels.WORKSPACE: row.workspace_key.rsplit("/", 1)[-1],
+                labels.GENERATION: str(row.instance["generation"])}
 
     def _workstation_spec(self, row: Compute) -> ContainerSpec:
         spec = instances.parse_spec(row.body["properties"]["properties"])
@@ -257,7 +258,7 @@ class InstanceReconciler:
     def _agent_spec(self, row: Compute, node_id: str) -> ContainerSpec:
         cluster_spec = computes.spec_of(row)
         return node_spec(self.settings, row, cluster_spec, node_id, role="agent",
-                         slots=self.settings.instance_job_slots, labels=self._labels(row, "agent"))
+                         slots=self.settings.instance_job_slots, extra_labels=self._labels(row, "agent"))
 
     def _carry_out(self, key: str, plan: Plan) -> None:
         for container_id in plan.stop:
@@ -297,10 +298,10 @@ class InstanceReconciler:
         if row.instance.get("errors") and instances.state_of(row) in UP:  # what kept it from starting is past
             row.instance = {**row.instance, "errors": None}
         for container in started:
-            if container.labels.get("amlemu.role") == "instance":
+            if container.labels.get(labels.ROLE) == "instance":
                 ports = {str(port): host for port, host in container.ports.items()}
                 row.instance = {**row.instance, "ports": ports, "ip": container.ip}
-            elif container.labels.get("amlemu.role") == "agent":
+            elif container.labels.get(labels.ROLE) == "agent":
                 for node in repo.nodes(row.key):
                     node.container_id = container.id
 

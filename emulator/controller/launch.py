@@ -16,6 +16,7 @@ from emulator.domain.ids import WorkspaceRef
 from emulator.errors import ValidationFailed
 from emulator.settings import Settings
 from emulator.workers.protocol import Attempt, Mount, job_tag
+from emulator.runtime import labels
 
 WD = "/mnt/azureml/wd"
 INPUTS, OUTPUTS = "/mnt/azureml/inputs", "/mnt/azureml/outputs"
@@ -103,8 +104,8 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
         result.append(Attempt(
             job_key=job_key, job_name=job_name, attempt=attempt, rank=rank, world_size=world, image=image,
             command=command, env={**base_env, **_distribution_env(job_key, attempt, rank, world, settings.stack)},
-            labels={"amlemu.stack": settings.stack, "amlemu.role": "job", "amlemu.job": job_tag(job_key),
-                    "amlemu.job-name": job_name[:200], "amlemu.attempt": str(attempt), "amlemu.rank": str(rank)},
+            labels={labels.STACK: settings.stack, labels.ROLE: "job", labels.JOB: job_tag(job_key),
+                    labels.JOB_NAME: job_name[:200], labels.ATTEMPT: str(attempt), labels.RANK: str(rank)},
             container_name=container_name(settings.stack, job_key, attempt, rank), cpus=cpus, memory_bytes=memory,
             gpus=gpus, network=settings.jobs_network, user=settings.job_user,
             workdir=rank_workdir(job_tag(job_key), attempt, rank),

@@ -38,6 +38,7 @@ from emulator.store.db import Store
 from emulator.workers import attempts, job_runner, protocol
 from emulator.workers.protocol import job_tag
 from emulator.workers.celery_app import make_celery
+from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 
@@ -107,8 +108,8 @@ class Controller:
         self._dispatch(effects)
 
     def _list_containers(self, by_role: dict[str, list[Observed]]) -> None:
-        for container in self.runtime.list({"amlemu.stack": self.settings.stack}):  # one engine call per pass
-            by_role.get(container.labels.get("amlemu.role", ""), []).append(container)
+        for container in self.runtime.list({labels.STACK: self.settings.stack}):  # one engine call per pass
+            by_role.get(container.labels.get(labels.ROLE, ""), []).append(container)
 
     def _sweep(self, containers: list[Observed]) -> None:
         """Job containers of no current attempt (cancelled, requeued, ended) go. One whose node died may have
@@ -119,13 +120,13 @@ class Controller:
         with self.store.reading() as repo:  # a read: most passes find every job container current
             active = self.jobs.active_attempts(repo)
             stale = [c for c in containers
-                     if active.get(c.labels.get("amlemu.job")) != int(c.labels.get("amlemu.attempt", -1))]
+                     if active.get(c.labels.get(labels.JOB)) != int(c.labels.get(labels.ATTEMPT, -1))]
             queued = {job_tag(j.key): j.key for j in repo.jobs_in((JobStatus.QUEUED.value,))} if stale else {}
         for container in stale:
-            tag, attempt = container.labels.get("amlemu.job"), int(container.labels.get("amlemu.attempt", -1))
+            tag, attempt = container.labels.get(labels.JOB), int(container.labels.get(labels.ATTEMPT, -1))
             log.info("removing job container %s: its attempt is over", container.name)
             self.runtime.remove(container.id)  # a SIGKILL first, if it still runs: nothing of it goes on after
-            rank = int(container.labels.get("amlemu.rank", 0))
+            rank = int(container.labels.get(labels.RANK, 0))
             workdir = self.settings.data_dir / launch.rank_workdir(tag, attempt, rank)
             if tag in queued and (ended := job_runner.recorded(workdir / attempts.EXIT)) is not None:
                 protocol.report_for_lost_node(self.broker, queued[tag], attempt, rank, ended.code)

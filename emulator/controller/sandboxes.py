@@ -22,6 +22,7 @@ from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.workers import protocol
 from emulator.workers.celery_app import cluster_queue
+from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 # The job a node runs, those sent ahead to it, and one still held while the last job's container is removed.
@@ -51,11 +52,11 @@ class Sandboxes:
             wanted = {pool_of(self.settings, c.key):
                       PER_NODE * sum(NodeState(n.state) in UP for n in repo.nodes(c.key)) for c in repo.computes()
                       if c.compute_type == "AmlCompute" and c.provisioning_state != "Deleting"}
-        used = {j.labels.get("amlemu.sandbox") for j in jobs}
+        used = {j.labels.get(labels.SANDBOX) for j in jobs}
         self.removing = {name: f for name, f in self.removing.items() if not f.done()}
         pools: dict[str, list[Observed]] = defaultdict(list)
         for sandbox in (s for s in sandboxes if s.name not in self.removing):
-            pools[sandbox.labels.get("amlemu.pool", "")].append(sandbox)
+            pools[sandbox.labels.get(labels.POOL, "")].append(sandbox)
         for pool in set(pools) | set(wanted) | set(self.starting):
             self._keep(pool, pools.get(pool, []), wanted.get(pool, 0), used)
 
@@ -94,7 +95,7 @@ class Sandboxes:
         try:
             self.runtime.run(ContainerSpec(
                 name=name, image=self.settings.node_image, command=["infinity"], entrypoint=["sleep"],
-                labels={"amlemu.stack": self.settings.stack, "amlemu.role": "sandbox", "amlemu.pool": pool},
+                labels={labels.STACK: self.settings.stack, labels.ROLE: "sandbox", labels.POOL: pool},
                 memory_bytes=MEMORY_BYTES, network=self.settings.jobs_network, user=self.settings.job_user))
         except Exception as exc:  # jobs use namespaces of their own meanwhile; tried again with backoff
             reason = getattr(exc, "message", str(exc)).replace(name, "<sandbox>")

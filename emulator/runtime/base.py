@@ -5,9 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-# What each container the emulator starts is, in its amlemu.role label.
-ROLES = ("node", "job", "sandbox", "instance", "agent", "model-server")
-MANAGED = "amlemu.managed"
+from emulator.runtime.labels import MANAGED, ROLES  # noqa: F401 (re-exported for the runtime's callers)
 
 
 @dataclass(frozen=True)

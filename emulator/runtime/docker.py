@@ -12,6 +12,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from emulator.errors import RuntimeUnavailable, ValidationFailed
 from emulator.runtime.base import MANAGED, ContainerSpec, Exit, Observed
+from emulator.runtime import labels
 
 
 def _translate(exc: Exception) -> Exception:
@@ -21,7 +22,7 @@ def _translate(exc: Exception) -> Exception:
     return RuntimeUnavailable(f"Docker engine error: {getattr(exc, 'explanation', None) or exc}")
 
 
-VOLUME_LABELS = ("amlemu.stack", "amlemu.compute", "amlemu.compute-id")  # a volume keeps its owner's
+VOLUME_LABELS = (labels.STACK, labels.COMPUTE, labels.COMPUTE_ID)  # a volume keeps its owner's
 
 
 def _first_ip(attrs: dict) -> str | None:

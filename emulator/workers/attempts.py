@@ -23,6 +23,7 @@ from emulator.errors import EmulatorError
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.workers import job_runner, protocol
 from emulator.workers.protocol import Attempt
+from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.node")
 WORKDIR = "/mnt/azureml/wd"  # the rank's working directory in its container
@@ -98,7 +99,7 @@ def stage(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Pat
     sandbox = protocol.take_sandbox(broker, attempt.sandbox_pool) if attempt.sandbox_pool else None
     if sandbox:
         try:
-            return runtime.run(replace(spec, network_of=sandbox, labels={**spec.labels, "amlemu.sandbox": sandbox}))
+            return runtime.run(replace(spec, network_of=sandbox, labels={**spec.labels, labels.SANDBOX: sandbox}))
         except EmulatorError as exc:  # the sandbox is gone (killed from outside): a namespace of its own
             log.warning("%s: network sandbox %s unusable (%s)", attempt.container_name, sandbox, exc.message)
             runtime.remove(spec.name)
@@ -200,7 +201,7 @@ def execute(message: dict, runtime: Runtime, broker: redis.Redis, node: "NodeIde
 
         def discard() -> None:
             runtime.remove(container.id)
-            if attempt.sandbox_pool and (sandbox := container.labels.get("amlemu.sandbox")):
+            if attempt.sandbox_pool and (sandbox := container.labels.get(labels.SANDBOX)):
                 protocol.release_sandbox(broker, attempt.sandbox_pool, sandbox)
 
         if not protocol.is_current(broker, attempt.job_key, attempt.attempt):  # cancelled while we set up

@@ -1,0 +1,24 @@
+"""The labels the emulator puts on what it starts: one spelling for every module that writes or reads them."""
+
+MANAGED = "amlemu.managed"  # on everything: what `amlemu down` and the orphan sweep may remove
+STACK = "amlemu.stack"  # which stack (settings.stack) a container, network or volume belongs to
+ROLE = "amlemu.role"  # one of ROLES
+COMPUTE = "amlemu.compute"  # the compute's name
+COMPUTE_ID = "amlemu.compute-id"  # the compute's row key: a recreated compute of the same name is another one
+GENERATION = "amlemu.generation"  # which start of an instance or deployment the container is
+WORKSPACE = "amlemu.workspace"  # the workspace's name, lower-case
+NODE = "amlemu.node"
+VM_SIZE = "amlemu.vm-size"
+PRIORITY = "amlemu.priority"
+JOB = "amlemu.job"  # the job's tag (dispatch.protocol.job_tag)
+JOB_NAME = "amlemu.job-name"
+ATTEMPT = "amlemu.attempt"
+RANK = "amlemu.rank"
+POOL = "amlemu.pool"  # a network sandbox's pool
+SANDBOX = "amlemu.sandbox"  # the sandbox whose network namespace a job container shares
+ENDPOINT = "amlemu.endpoint"
+DEPLOYMENT = "amlemu.deployment"
+DEPLOYMENT_ID = "amlemu.deployment-id"
+
+# What each container the emulator starts is, in its ROLE label.
+ROLES = ("node", "job", "sandbox", "instance", "agent", "model-server")
