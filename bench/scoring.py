@@ -39,7 +39,7 @@ from rich.console import Console  # noqa: E402
 
 from bench.run import machine, own_stack, replace_section  # noqa: E402
 from emulator import tokens  # noqa: E402
-from emulator.domain import serving  # noqa: E402
+from emulator.domain.serving import model_server  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 from tests.waiting import wait_until  # noqa: E402  (the project's one sleeper: polls with a deadline)
 
@@ -81,7 +81,7 @@ def deploy(ml, workdir: Path, secret: bytes) -> tuple[str, str, str, dict, dict]
             found = runtime.list({"amlemu.role": "model-server", "amlemu.endpoint": name})
             with contextlib.suppress(httpx.HTTPError):
                 if found and found[0].ip and httpx.get(f"http://{found[0].ip}:5001/", timeout=0.2, headers={
-                        serving.KEY_HEADER: serving.server_key(secret, found[0].labels["amlemu.deployment-id"])
+                        model_server.KEY_HEADER: model_server.server_key(secret, found[0].labels["amlemu.deployment-id"])
                         }).status_code == 200:
                     seen["answered"] = time.time()
         if ml.online_deployments.get(name="blue", endpoint_name=name).provisioning_state != "Succeeded":
@@ -101,7 +101,7 @@ def deploy(ml, workdir: Path, secret: bytes) -> tuple[str, str, str, dict, dict]
     ready = {"create_to_succeeded_s": seen["succeeded"] - created, "create_to_start_s": started - created,
              "start_to_answer_s": answered - started, "start_to_succeeded_s": seen["succeeded"] - started,
              "sdk_result_s": returned - created}
-    direct_key = {serving.KEY_HEADER: serving.server_key(secret, server.labels["amlemu.deployment-id"])}
+    direct_key = {model_server.KEY_HEADER: model_server.server_key(secret, server.labels["amlemu.deployment-id"])}
     return endpoint.scoring_uri, key, f"http://{server.ip}:5001/score", direct_key, ready
 
 

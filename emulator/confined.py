@@ -115,7 +115,7 @@ def source(root: Path, rel: str | os.PathLike) -> Path:
 
 def identity(root: Path, rel: str | os.PathLike) -> str:
     """'device:inode' of the folder or file `rel` under `root`, reached without following a link: what a bind
-    mount of it shows inside the container (a mount is checked against it, see workers/attempts.mount_checks)."""
+    mount of it shows inside the container (a mount is checked against it, see dispatch/job_container.mount_checks)."""
     pieces = parts(rel)
     with directory(root, PurePosixPath(*pieces[:-1]) if len(pieces) > 1 else ".") as parent:
         info = os.stat(pieces[-1], dir_fd=parent, follow_symlinks=False) if pieces else os.fstat(parent)

@@ -46,7 +46,7 @@ def _await_reconcile_pass(settings: Settings) -> None:
 def _waker(settings: Settings):
     import redis
 
-    from emulator.workers import protocol
+    from emulator.dispatch import protocol
 
     broker = redis.Redis.from_url(settings.redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
 

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from emulator.domain import images
+from emulator.domain.assets import images
 
 DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 

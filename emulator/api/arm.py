@@ -2,7 +2,9 @@
 
 from datetime import datetime
 
-from emulator.domain import cluster, datastores, storage
+from emulator.domain.compute import cluster
+
+from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import PROVIDER, WorkspaceRef, location_id
 from emulator.services import instances
 from emulator.settings import Settings
@@ -22,9 +24,9 @@ def system_data(created: datetime, modified: datetime) -> dict:
 
 def _workspace_resources(row: Workspace) -> dict:
     rg = f"/subscriptions/{row.subscription}/resourceGroups/{row.resource_group}/providers"
-    short = storage.resource_prefix(row.name)
-    account = storage.workspace_account(WorkspaceRef.of(row))  # the datastores' account, the same function
-    return {"storageAccount": storage.account_id(row.subscription, row.resource_group, account),
+    short = blob_access.resource_prefix(row.name)
+    account = blob_access.workspace_account(WorkspaceRef.of(row))  # the datastores' account, the same function
+    return {"storageAccount": blob_access.account_id(row.subscription, row.resource_group, account),
             "keyVault": f"{rg}/Microsoft.KeyVault/vaults/{short}vault",
             "applicationInsights": f"{rg}/Microsoft.insights/components/{short}insights"}
 

@@ -1,7 +1,7 @@
 """ARM shapes of code, environment and model assets: versions and their containers."""
 
 from emulator.api.arm import system_data, workspace_id
-from emulator.domain import assets
+from emulator.domain.assets import versioned
 from emulator.domain.ids import PROVIDER
 from emulator.store.tables import AssetVersion, Workspace
 
@@ -12,7 +12,7 @@ def version(row: AssetVersion, workspace: Workspace) -> dict:
     if row.kind == "environments":
         props["environmentType"] = "UserCreated"
     if row.kind == "models":  # SDK 1.35 reads flavors.items() unguarded
-        props = {"flavors": {}, "stage": assets.DEFAULT_STAGE, **props}
+        props = {"flavors": {}, "stage": versioned.DEFAULT_STAGE, **props}
     return {"id": f"{workspace_id(workspace)}/{row.kind}/{row.name}/versions/{row.version}", "name": row.version,
             "type": f"{PROVIDER}/workspaces/{row.kind}/versions",
             "systemData": system_data(row.created_at, row.modified_at), "properties": props}
@@ -25,7 +25,7 @@ def container(rows: list[AssetVersion], workspace: Workspace) -> dict:
             "type": f"{PROVIDER}/workspaces/{first.kind}",
             "systemData": system_data(first.created_at, latest.modified_at),
             "properties": {"latestVersion": latest.version,
-                           "nextVersion": assets.next_version([r.version for r in rows]),
-                           "isArchived": assets.all_archived([r.body for r in rows]),
+                           "nextVersion": versioned.next_version([r.version for r in rows]),
+                           "isArchived": versioned.all_archived([r.body for r in rows]),
                            "description": None, "tags": {}, "properties": {},
                            "provisioningState": "Succeeded"}}

@@ -1,7 +1,7 @@
 """ARM shapes of datastores and their secrets."""
 
 from emulator.api.arm import system_data, workspace_id
-from emulator.domain.datastores import Datastore
+from emulator.domain.storage.datastores import Datastore
 from emulator.domain.ids import PROVIDER
 from emulator.settings import Settings
 from emulator.store.tables import Workspace

@@ -5,7 +5,8 @@ from datetime import datetime
 from urllib.parse import quote
 
 from emulator.api.arm import iso, system_data, workspace_id
-from emulator.domain import artifacts, datastores, storage
+from emulator.domain.jobs import artifacts
+from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import PROVIDER, WorkspaceRef
 from emulator.settings import Settings
 from emulator.store.tables import Job, Workspace
@@ -50,7 +51,7 @@ def _log_files(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, n
     folder = settings.data_dir / artifacts.blob_dir(where)
     if not folder.is_dir():
         return {}
-    sas = storage.mint(secret, where.account, where.container, now, permissions="r")
+    sas = blob_access.mint(secret, where.account, where.container, now, permissions="r")
     names = sorted(p.relative_to(folder).as_posix() for pattern in ("user_logs/*.txt", "azureml-logs/*.txt")
                    for p in folder.glob(pattern))
     base = f"{settings.public_url}/blob/{where.account}/{where.container}/{where.blob}"

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from emulator.cli import demo, instance
 from emulator.cli.stack import ROOT, Stack, record_images
-from emulator.domain import images
+from emulator.domain.assets import images
 from emulator.errors import EmulatorError
 from emulator.runtime import labels
 

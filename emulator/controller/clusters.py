@@ -17,15 +17,15 @@ from emulator.controller.jobs import JobScheduler
 from emulator.controller.preemption import Preemptions
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
-from emulator.domain import cluster, vm_sizes
-from emulator.domain.cluster import NodeState
+from emulator.domain.compute import cluster, vm_sizes
+from emulator.domain.compute.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import computes, operations
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node
-from emulator.workers import imds
-from emulator.workers.celery_app import cluster_queue, ready_key
+from emulator.dispatch import protocol
+from emulator.dispatch.celery_app import cluster_queue, ready_key
 from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
@@ -53,7 +53,7 @@ def node_spec(settings: Settings, compute: Compute, spec: cluster.ClusterSpec, n
         env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key), "AMLEMU_SLOTS": str(slots),
              "AMLEMU_REDIS_URL": settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
              "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(settings.host_dir),
-             "AMLEMU_STACK": settings.stack, "AMLEMU_IMDS_ENDPOINT": imds.endpoint(name)},
+             "AMLEMU_STACK": settings.stack, "AMLEMU_IMDS_ENDPOINT": protocol.imds_endpoint(name)},
         # On the jobs network too, where its jobs reach its Scheduled Events (and nothing else of it listens).
         cpus=cpus, memory_bytes=memory, network=settings.docker_network, networks=(settings.jobs_network,),
         # The node is the emulator's own code: it starts its jobs' containers through the engine and lays

@@ -10,8 +10,8 @@ import redis
 from celery import Celery
 
 from emulator.runtime.base import ContainerSpec, Runtime
-from emulator.workers import protocol
-from emulator.workers.celery_app import ready_key
+from emulator.dispatch import protocol
+from emulator.dispatch.celery_app import ready_key
 from emulator.runtime import labels
 
 

@@ -26,13 +26,14 @@ from emulator.controller.adoption import reconcile_owned
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator import tokens
-from emulator.domain import deployments, rollout, serving, vm_sizes
-from emulator.domain.probing import Probed
+from emulator.domain.serving import deployments, model_server, rollout
+from emulator.domain.compute import vm_sizes
+from emulator.domain.serving.probing import Probed
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import EmulatorError
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import endpoints, operations
-from emulator.workers import attempts, job_runner
+from emulator.dispatch import job_container
 from emulator.services.environments import Prepared
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -219,7 +220,7 @@ class EndpointReconciler:
             if since is None and container.name in drain:
                 since = now.isoformat()
             probed = self.probed.get(container.name)
-            published.append({"name": container.name, "address": f"{container.ip}:{serving.PORT}",
+            published.append({"name": container.name, "address": f"{container.ip}:{model_server.PORT}",
                               "generation": int(container.labels.get(labels.GENERATION, 0)),
                               "ready": bool(probed and probed.ready and container.running and since is None),
                               "drainingSince": since})
@@ -258,7 +259,7 @@ class EndpointReconciler:
         return folder
 
     def _tail(self, endpoint: str, deployment: str, container: str) -> str:
-        return job_runner.tail(self._logs(endpoint, deployment, make=False) / f"{container}.log", LOG_TAIL)
+        return job_container.tail(self._logs(endpoint, deployment, make=False) / f"{container}.log", LOG_TAIL)
 
     def _spec(self, repo: Repository, row: OnlineDeployment, endpoint: str) -> ContainerSpec:
         ref = self._ref(row)
@@ -270,27 +271,27 @@ class EndpointReconciler:
         code, model = endpoints.code_dir(ref, found.code), endpoints.model_path(ref, found.model)
         for rel in (code, model):  # a link on the way (a job's output, say) would mount what it points at
             confined.source(self.settings.data_dir, rel)
-        app_root = f"{serving.APP_ROOT}/{PurePosixPath(code).name or 'code'}"
-        model_dir = serving.model_dir(found.model.name, found.model.version)
+        app_root = f"{model_server.APP_ROOT}/{PurePosixPath(code).name or 'code'}"
+        model_dir = model_server.model_dir(found.model.name, found.model.version)
         logs = self._logs(endpoint, row.name).relative_to(self.settings.data_dir)
         host = self.settings.host_dir
         model_target = f"{model_dir}/{PurePosixPath(model).name}"
-        checks = serving.mount_checks({app_root: confined.identity(self.settings.data_dir, code),
+        checks = model_server.mount_checks({app_root: confined.identity(self.settings.data_dir, code),
                                        model_target: confined.identity(self.settings.data_dir, model)})
-        env = {**props["environmentVariables"], serving.KEY_ENV: serving.server_key(self.secret, row.key),
-               serving.MOUNT_CHECKS_ENV: checks,
+        env = {**props["environmentVariables"], model_server.KEY_ENV: model_server.server_key(self.secret, row.key),
+               model_server.MOUNT_CHECKS_ENV: checks,
                "AZUREML_MODEL_DIR": model_dir, "AML_APP_ROOT": app_root,
                "AZUREML_ENTRY_SCRIPT": f"{app_root}/{props['codeConfiguration']['scoringScript']}",
                "AMLEMU_LOG_FILE": f"/var/azureml-logs/{name}.log", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}
         return ContainerSpec(
-            name=name, image=row.image, command=[], entrypoint=[serving.ENTRYPOINT],
+            name=name, image=row.image, command=[], entrypoint=[model_server.ENTRYPOINT],
             labels={labels.STACK: self.settings.stack, labels.ROLE: ROLE, labels.ENDPOINT: endpoint,
                     labels.DEPLOYMENT: row.name, labels.DEPLOYMENT_ID: row.key,
                     labels.WORKSPACE: ref.name, labels.GENERATION: str(row.generation)},
             env=env, cpus=cpus, memory_bytes=memory, network=self.settings.scoring_network,
             mounts={str(host / code): app_root, str(host / model): model_target, str(host / logs): "/var/azureml-logs"},
             read_only=(app_root, model_target), user=self.settings.job_user, working_dir=app_root,
-            drop_capabilities=True, pids_limit=attempts.JOB_PIDS_LIMIT)
+            drop_capabilities=True, pids_limit=job_container.JOB_PIDS_LIMIT)
 
     def _carry_out(self, plan: Plan) -> None:
         for container_id in plan.remove:
@@ -353,8 +354,8 @@ class EndpointReconciler:
         return dead
 
     def _healthy(self, ip: str, timeout: float, deployment_key: str) -> bool:
-        key = {serving.KEY_HEADER: serving.server_key(self.secret, deployment_key)}
+        key = {model_server.KEY_HEADER: model_server.server_key(self.secret, deployment_key)}
         try:
-            return self.http.get(f"http://{ip}:{serving.PORT}/", timeout=timeout, headers=key).status_code == 200
+            return self.http.get(f"http://{ip}:{model_server.PORT}/", timeout=timeout, headers=key).status_code == 200
         except httpx.HTTPError:
             return False

@@ -23,16 +23,16 @@ from emulator.controller.effects import Effects
 from emulator.controller.jobs import JobScheduler, abandon
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
-from emulator.domain import instance, schedules, vm_sizes
-from emulator.domain.cluster import NodeState
-from emulator.domain.instance import InstanceState, Trigger
+from emulator.domain.compute import instance, schedules, vm_sizes
+from emulator.domain.compute.cluster import NodeState
+from emulator.domain.compute.instance import InstanceState, Trigger
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import computes, instances, operations
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, Node
-from emulator.workers.celery_app import ready_key
+from emulator.dispatch.celery_app import ready_key
 from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")

@@ -18,11 +18,13 @@ from emulator.controller import launch
 from emulator.controller.steps import Steps
 from emulator.controller.effects import Effects
 from emulator.controller.sandboxes import pool_of
-from emulator.domain import jobs as job_rules
-from emulator.domain import artifacts, datastores, preemption, scheduling, vm_sizes
-from emulator.domain.cluster import ClusterSpec, NodeState
+from emulator.domain.jobs import command_job as job_rules
+from emulator.domain.jobs import artifacts, scheduling
+from emulator.domain.storage import datastores
+from emulator.domain.compute import preemption, vm_sizes
+from emulator.domain.compute.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.job import TERMINAL, JobStatus
+from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.errors import EmulatorError
 from emulator.services import computes
 from emulator.services import preemption as preemption_service
@@ -30,8 +32,8 @@ from emulator.services.jobs import transition
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, Node
-from emulator.workers.celery_app import cluster_queue
-from emulator.workers.protocol import job_tag
+from emulator.dispatch.celery_app import cluster_queue
+from emulator.dispatch.protocol import job_tag
 
 log = logging.getLogger("amlemu.controller")
 S = JobStatus

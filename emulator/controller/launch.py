@@ -10,12 +10,16 @@ Where things live, relative to the data directory (the blob store serves the sam
 
 from pathlib import PurePosixPath
 
-from emulator.domain import artifacts, datastores, jobs, placeholders, vm_sizes
-from emulator.domain.cluster import ClusterSpec
+from emulator.domain.jobs import artifacts, command_job, placeholders
+
+from emulator.domain.storage import datastores
+
+from emulator.domain.compute import vm_sizes
+from emulator.domain.compute.cluster import ClusterSpec
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import ValidationFailed
 from emulator.settings import Settings
-from emulator.workers.protocol import Attempt, Mount, job_tag
+from emulator.dispatch.protocol import Attempt, Mount, job_tag
 from emulator.runtime import labels
 
 WD = "/mnt/azureml/wd"
@@ -29,7 +33,7 @@ def _inputs(ref: WorkspaceRef, inputs: dict[str, dict]) -> tuple[dict[str, str],
         if entry["jobInputType"] == "literal":
             values[name] = entry["value"]
             continue
-        source = artifacts.blob_dir(datastores.resolve_uri(ref, entry["uri"], f"{jobs.P}.inputs.{name}.uri"))
+        source = artifacts.blob_dir(datastores.resolve_uri(ref, entry["uri"], f"{command_job.P}.inputs.{name}.uri"))
         if entry["jobInputType"] == "uri_file":
             filename = PurePosixPath(source).name
             target = f"{INPUTS}/{name}/{filename}"
@@ -44,7 +48,7 @@ def _outputs(ref: WorkspaceRef, job_name: str, outputs: dict[str, dict]) -> tupl
     values, mounts = {}, []
     for name, entry in outputs.items():
         uri = artifacts.output_uri(job_name, name, entry)
-        source = artifacts.blob_dir(datastores.resolve_uri(ref, uri, f"{jobs.P}.outputs.{name}.uri"))
+        source = artifacts.blob_dir(datastores.resolve_uri(ref, uri, f"{command_job.P}.outputs.{name}.uri"))
         mounts.append(Mount(source, f"{OUTPUTS}/{name}"))
         values[name] = f"{OUTPUTS}/{name}" + (f"/{name}" if entry["jobOutputType"] == "uri_file" else "")
     return values, mounts
@@ -84,7 +88,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
           settings: Settings, image: str, notes: list[str], code_dir: str | None,
           host_has_gpus: bool, sandbox_pool: str | None = None) -> list[Attempt]:
     """`sandbox_pool`: the cluster's pool of network sandboxes, which a one-node job may borrow from."""
-    spec = jobs.spec_of(props)
+    spec = command_job.spec_of(props)
     input_values, input_mounts = _inputs(ref, spec.inputs)
     output_values, output_mounts = _outputs(ref, job_name, spec.outputs)
     command = placeholders.resolve(spec.command, {"inputs": input_values, "outputs": output_values})
@@ -97,7 +101,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
                 **{f"AZURE_ML_OUTPUT_{k}": v for k, v in output_values.items()},
                 "AZUREML_RUN_ID": job_name, "AZUREML_ARM_SUBSCRIPTION": ref.subscription,
                 "AZUREML_ARM_RESOURCEGROUP": ref.resource_group, "AZUREML_ARM_WORKSPACE_NAME": ref.name,
-                "AZUREML_ARM_PROJECT_NAME": props.get("experimentName", jobs.DEFAULT_EXPERIMENT),
+                "AZUREML_ARM_PROJECT_NAME": props.get("experimentName", command_job.DEFAULT_EXPERIMENT),
                 "AZUREML_CR_EXECUTION_WORKING_DIR_PATH": WD, "PYTHONUNBUFFERED": "1", "HOME": "/tmp"}
     result = []
     for rank in range(world):

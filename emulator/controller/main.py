@@ -27,7 +27,7 @@ from emulator.controller.preemption import Preemptions
 from emulator.controller.sandboxes import Sandboxes
 from emulator.controller.staging import Stager
 from emulator.controller.steps import Steps
-from emulator.domain.job import JobStatus
+from emulator.domain.jobs.status import JobStatus
 from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
@@ -35,9 +35,10 @@ from emulator.services.environments import EnvironmentResolver
 from emulator.services.serving import ServingImages
 from emulator.settings import Settings
 from emulator.store.db import Store
-from emulator.workers import attempts, job_runner, protocol
-from emulator.workers.protocol import job_tag
-from emulator.workers.celery_app import make_celery
+from emulator.dispatch import job_container
+from emulator.dispatch import protocol
+from emulator.dispatch.protocol import job_tag
+from emulator.dispatch.celery_app import make_celery
 from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
@@ -128,7 +129,7 @@ class Controller:
             self.runtime.remove(container.id)  # a SIGKILL first, if it still runs: nothing of it goes on after
             rank = int(container.labels.get(labels.RANK, 0))
             workdir = self.settings.data_dir / launch.rank_workdir(tag, attempt, rank)
-            if tag in queued and (ended := job_runner.recorded(workdir / attempts.EXIT)) is not None:
+            if tag in queued and (ended := job_container.recorded(workdir / job_container.EXIT)) is not None:
                 protocol.report_for_lost_node(self.broker, queued[tag], attempt, rank, ended.code)
             shutil.rmtree(workdir, ignore_errors=True)  # its node, which would have, may be gone
 

@@ -14,8 +14,8 @@ from datetime import datetime
 
 from emulator.controller.effects import Effects
 from emulator.controller.jobs import JobScheduler
-from emulator.domain import preemption
-from emulator.domain.cluster import NodeState
+from emulator.domain.compute import preemption
+from emulator.domain.compute.cluster import NodeState
 from emulator.services import preemption as service
 from emulator.settings import Settings
 from emulator.store.repositories import Repository

@@ -1,4 +1,4 @@
-"""Keeps each cluster's pool of network sandboxes (see workers/protocol.py): one per node for the job it runs,
+"""Keeps each cluster's pool of network sandboxes (see dispatch/protocol.py): one per node for the job it runs,
 one for each job waiting ahead for it and one spare, and none once the cluster is down to zero nodes. Every pass
 puts back in the free set each sandbox that no job container names, and starts or removes sandboxes (in
 worker threads, off the loop) to match the pool's size. Level-based: a restart or a lost Redis key heals at
@@ -15,13 +15,13 @@ from datetime import datetime
 import redis
 
 from emulator.controller.start_failures import StartFailures
-from emulator.domain import scheduling
-from emulator.domain.cluster import NodeState
+from emulator.domain.jobs import scheduling
+from emulator.domain.compute.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.settings import Settings
 from emulator.store.db import Store
-from emulator.workers import protocol
-from emulator.workers.celery_app import cluster_queue
+from emulator.dispatch import protocol
+from emulator.dispatch.celery_app import cluster_queue
 from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")

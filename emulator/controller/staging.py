@@ -13,8 +13,9 @@ from pathlib import Path
 import redis
 
 from emulator.runtime.base import Runtime
-from emulator.workers import attempts, protocol
-from emulator.workers.protocol import Attempt
+from emulator.dispatch import job_container
+from emulator.dispatch import protocol
+from emulator.dispatch.protocol import Attempt
 
 log = logging.getLogger("amlemu.controller")
 
@@ -36,7 +37,7 @@ class Stager:
             if not protocol.is_current(self.broker, attempt.job_key, attempt.attempt):
                 protocol.drop_stage(self.broker, attempt)
                 return False
-            attempts.stage(attempt, self.runtime, self.broker, self.data_dir, self.host_data_dir)
+            job_container.stage(attempt, self.runtime, self.broker, self.data_dir, self.host_data_dir)
             protocol.mark_staged(self.broker, attempt)
             return True
         except Exception:  # the claiming node starts it itself

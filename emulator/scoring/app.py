@@ -20,8 +20,8 @@ from collections.abc import Callable
 from starlette.types import Receive, Scope, Send
 
 from emulator import tokens
-from emulator.domain import endpoints as rules
-from emulator.domain import serving
+from emulator.domain.serving import endpoints as rules
+from emulator.domain.serving import model_server
 from emulator.errors import Unauthorized
 from emulator.scoring import forward, table
 from emulator.settings import Settings
@@ -29,7 +29,7 @@ from emulator.store.db import Store
 
 log = logging.getLogger("amlemu.scoring")
 DEPLOYMENT_HEADER = b"azureml-model-deployment"  # raw ASGI headers are bytes
-SERVER_KEY = serving.KEY_HEADER.encode()  # added to each request forwarded: model servers refuse any without it
+SERVER_KEY = model_server.KEY_HEADER.encode()  # added to each request forwarded: model servers refuse any without it
 FORWARDED = {b"content-type", b"accept", b"x-ms-client-request-id", b"x-request-id"}
 
 

@@ -4,7 +4,9 @@ its deployments. Rebuilt from the database every refresh; requests only read the
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emulator.domain import durations, serving
+from emulator.domain import durations
+
+from emulator.domain.serving import model_server
 from emulator.store.db import Store
 
 
@@ -52,7 +54,7 @@ def load(store: Store, secret: bytes) -> dict[str, Endpoint]:
                 continue
             addresses = tuple(i["address"] for i in row.instances if i.get("ready") and not i.get("drainingSince"))
             timeout = durations.parse_seconds(row.body["properties"]["requestSettings"]["requestTimeout"], "timeout")
-            server_key = serving.server_key(secret, row.key).encode()
+            server_key = model_server.server_key(secret, row.key).encode()
             by_endpoint.setdefault(row.endpoint_key, {})[row.name.lower()] = Deployment(row.name, addresses, timeout,
                                                                                         server_key)
         for row in repo.online_endpoints():

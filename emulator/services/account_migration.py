@@ -1,8 +1,8 @@
 """Start-up migration: every workspace onto a storage account of its own.
 
 Earlier versions named a workspace's account after the first 14 letters and digits of its name
-(`storage.legacy_account`), so workspaces whose names agree that far, or that share a name in two resource
-groups, shared an account and each other's files. Now each has `storage.workspace_account`. This moves the
+(`blob_access.legacy_account`), so workspaces whose names agree that far, or that share a name in two resource
+groups, shared an account and each other's files. Now each has `blob_access.workspace_account`. This moves the
 blob folders (and their property sidecars) of each legacy account to the account of the workspace that owns
 them, and rewrites the blob URLs stored in code and environment versions. It runs before the api serves,
 and running it again does nothing: what has moved is no longer where it is looked for.
@@ -20,7 +20,7 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
-from emulator.domain import datastores, storage
+from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
 from emulator.store.repositories import Repository
 from emulator.store.tables import Workspace
@@ -58,10 +58,10 @@ def _rewrite_uris(repo: Repository, ref: WorkspaceRef, old: str, new: str) -> se
     containers = set()
 
     def moved(uri: object) -> object:
-        rewritten = storage.with_account(uri, old, new) if isinstance(uri, str) else None
+        rewritten = blob_access.with_account(uri, old, new) if isinstance(uri, str) else None
         if rewritten is None:
             return uri
-        containers.add(storage.blob_location(uri)[1])
+        containers.add(blob_access.blob_location(uri)[1])
         return rewritten
 
     for row in repo.asset_versions(ref.key, "codes"):
@@ -106,7 +106,7 @@ def _split_artifacts(data_dir: Path, old: str, owners: dict[str, str]) -> None:
 
 def _migrate_group(repo: Repository, data_dir: Path, old: str, group: list[Workspace]) -> None:
     refs = [WorkspaceRef.of(w) for w in group]
-    accounts = {ref.key: storage.workspace_account(ref) for ref in refs}
+    accounts = {ref.key: blob_access.workspace_account(ref) for ref in refs}
     owner_of: dict[str, set[str]] = defaultdict(set)  # container -> new accounts
     for ref in refs:
         for container in _rewrite_uris(repo, ref, old, accounts[ref.key]):
@@ -135,6 +135,6 @@ def migrate(repo: Repository, data_dir: Path) -> None:
     """Move every workspace's blobs and stored blob URLs off the account earlier versions gave it."""
     groups: dict[str, list[Workspace]] = defaultdict(list)
     for row in repo.all_workspaces():
-        groups[storage.legacy_account(row.name)].append(row)
+        groups[blob_access.legacy_account(row.name)].append(row)
     for old, group in groups.items():
         _migrate_group(repo, data_dir, old, group)

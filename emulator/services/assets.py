@@ -4,7 +4,11 @@ uploads."""
 import uuid
 from datetime import datetime
 
-from emulator.domain import assets, datastores, payload, storage
+from emulator.domain import payload
+
+from emulator.domain.assets import versioned
+
+from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import models
@@ -14,8 +18,8 @@ from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, Workspace
 
 CODES, ENVIRONMENTS, MODELS = "codes", "environments", "models"
-_VALIDATORS = {CODES: assets.code_version, ENVIRONMENTS: assets.environment_version, MODELS: assets.model_version}
-_SPEC = {CODES: assets.CODE_SPEC, ENVIRONMENTS: assets.ENVIRONMENT_SPEC, MODELS: assets.MODEL_SPEC}
+_VALIDATORS = {CODES: versioned.code_version, ENVIRONMENTS: versioned.environment_version, MODELS: versioned.model_version}
+_SPEC = {CODES: versioned.CODE_SPEC, ENVIRONMENTS: versioned.ENVIRONMENT_SPEC, MODELS: versioned.MODEL_SPEC}
 _LABEL = {CODES: "Code", ENVIRONMENTS: "Environment", MODELS: "Model"}
 
 
@@ -62,14 +66,14 @@ def containers(repo: Repository, ref: WorkspaceRef, kind: str, view: str) -> dic
     for row in repo.asset_versions(ref.key, kind):
         grouped.setdefault(row.name.lower(), []).append(row)
     wanted = _ARCHIVED[view]
-    return {key: rows for key, rows in grouped.items() if assets.all_archived([r.body for r in rows]) in wanted}
+    return {key: rows for key, rows in grouped.items() if versioned.all_archived([r.body for r in rows]) in wanted}
 
 
 def set_archived(repo: Repository, ref: WorkspaceRef, kind: str, name: str, body: object,
                  now: datetime) -> list[AssetVersion]:
     """A container PUT, as the SDK's archive and restore of a whole asset send it: Azure archives (or restores)
     every version. amlemu keeps no container apart from its versions, so there must be some."""
-    archived = assets.container_archived(body)
+    archived = versioned.container_archived(body)
     rows = container(repo, ref, kind, name)
     for row in rows:
         if bool(row.body.get("isArchived")) != archived:
@@ -77,7 +81,7 @@ def set_archived(repo: Repository, ref: WorkspaceRef, kind: str, name: str, body
     return rows
 
 
-def select(rows: list[AssetVersion], query: assets.ListQuery) -> list[AssetVersion]:
+def select(rows: list[AssetVersion], query: versioned.ListQuery) -> list[AssetVersion]:
     """Apply a versions list query: archive view, creation order, $top."""
     chosen = [r for r in rows if bool(r.body.get("isArchived")) in _ARCHIVED[query.view]]
     if query.newest_first:
@@ -101,8 +105,8 @@ def _check_unchanged(row: AssetVersion, spec: dict, kind: str) -> None:
 
 def put(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str, body: object,
         now: datetime) -> tuple[AssetVersion, bool]:
-    assets.name(name)
-    assets.version(version)
+    versioned.name(name)
+    versioned.version(version)
     spec = _VALIDATORS[kind](body)
     if kind in _RESOLVERS:
         spec = _RESOLVERS[kind](repo, ref, spec)
@@ -125,20 +129,20 @@ def put(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str,
 def start_pending_upload(settings: Settings, secret: bytes, ref: WorkspaceRef, workspace: Workspace, name: str,
                          version: str, body: object, now: datetime) -> dict:
     """A fresh container in the blob store and a SAS for it, as TemporaryBlobReference describes it."""
-    assets.name(name)
-    assets.version(version)
+    versioned.name(name)
+    versioned.version(version)
     body = payload.obj(body, "body")
     upload_type = body.get("pendingUploadType", "TemporaryBlobReference")
     if upload_type not in PENDING_UPLOAD_TYPES:
         raise ValidationFailed(f"pendingUploadType must be one of {', '.join(PENDING_UPLOAD_TYPES)}, "
                                f"got {upload_type!r}.", target="pendingUploadType")
     upload_id = payload.string(body.get("pendingUploadId"), "pendingUploadId") or str(uuid.uuid4())
-    account, container_name = storage.workspace_account(ref), str(uuid.uuid4())
+    account, container_name = blob_access.workspace_account(ref), str(uuid.uuid4())
     BlobStore(settings.data_dir).create_container(account, container_name)
     blob_uri = f"{settings.public_url}/blob/{account}/{container_name}"
-    sas = storage.mint(secret, account, container_name, now)
+    sas = blob_access.mint(secret, account, container_name, now)
     return {"blobReferenceForConsumption": {
                 "blobUri": blob_uri,
-                "storageAccountArmId": storage.account_id(ref.subscription, ref.resource_group, account),
+                "storageAccountArmId": blob_access.account_id(ref.subscription, ref.resource_group, account),
                 "credential": {"credentialType": "SAS", "sasUri": f"{blob_uri}?{sas}"}},
             "pendingUploadId": upload_id, "pendingUploadType": upload_type}

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from emulator.domain import storage
+from emulator.domain.storage import blob_access
 from emulator.errors import BadRequest, Conflict, NotFound, RangeNotSatisfiable
 from emulator.services import blob_io
 from emulator.services.blob_io import CHUNK, Reading, Staged
@@ -70,16 +70,16 @@ class BlobStore:
         trash.mkdir(parents=True)
         for tree, name in ((self.root, "blobs"), (self.meta, "meta")):
             with contextlib.suppress(FileNotFoundError):
-                (tree / storage.account_name(account)).rename(trash / name)
+                (tree / blob_access.account_name(account)).rename(trash / name)
         threading.Thread(target=shutil.rmtree, args=(trash, True), daemon=True, name="drop-account").start()
 
     # paths
     def container_dir(self, account: str, container: str) -> Path:
-        return self.root / storage.account_name(account) / storage.container_name(container)
+        return self.root / blob_access.account_name(account) / blob_access.container_name(container)
 
     def blob_path(self, account: str, container: str, name: str) -> Path:
         base = self.container_dir(account, container)
-        path = base / storage.blob_name(name)
+        path = base / blob_access.blob_name(name)
         resolved, root = path.resolve(), base.resolve()
         if resolved != root and root not in resolved.parents:
             raise BadRequest(f"Blob name '{name}' leaves its container.", target="blob", code="InvalidResourceName")

@@ -2,7 +2,9 @@
 
 from datetime import datetime
 
-from emulator.domain import cluster, names, payload
+from emulator.domain import names, payload
+
+from emulator.domain.compute import cluster
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import instances, operations

@@ -11,7 +11,10 @@ from pathlib import Path
 
 
 from emulator import confined, tokens
-from emulator.domain import artifacts, datastores, deployments, endpoints, payload
+from emulator.domain import payload
+from emulator.domain.jobs import artifacts
+from emulator.domain.storage import datastores
+from emulator.domain.serving import deployments, endpoints
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, PathEscape, ValidationFailed
 from emulator.services import assets, models, operations

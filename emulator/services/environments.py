@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from emulator.domain import environments, images
+from emulator.domain.assets import environments, images
 from emulator.errors import ValidationFailed
 
 Progress = Callable[[str], None]

@@ -3,15 +3,17 @@ and the one place a job's status changes."""
 
 from datetime import datetime
 
-from emulator.domain import artifacts, datastores, jobs
+from emulator.domain.jobs import artifacts, command_job
+
+from emulator.domain.storage import datastores
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.job import JobStatus, advance, is_terminal, on_cancel
+from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import assets, computes, workspaces
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job
 
-P = jobs.P
+P = command_job.P
 # What a PUT on an existing job may change; everything else about a submitted job is fixed.
 MUTABLE = ("tags", "description", "displayName", "isArchived", "properties")
 
@@ -31,8 +33,8 @@ def transition(job: Job, target: JobStatus, now: datetime, message: str | None =
     job.history = [*job.history, {**entry, "message": message} if message else entry]
 
 
-def _compute(repo: Repository, ref: WorkspaceRef, spec: jobs.JobSpec) -> Compute:
-    name = jobs.arm_child_name(spec.compute_id, "computes")
+def _compute(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec) -> Compute:
+    name = command_job.arm_child_name(spec.compute_id, "computes")
     row = repo.compute(ref.child_id("computes", name))
     target = f"{P}.computeId"
     if row is None or row.provisioning_state == "Deleting":
@@ -56,14 +58,14 @@ def _asset(repo: Repository, ref: WorkspaceRef, arm_id: str, kind: str, target: 
     if arm_id.lower().startswith("azureml://registries/"):
         raise ValidationFailed(f"{target} names a registry asset ({arm_id}); registries are not reachable offline. "
                                "Register the asset in the workspace instead.", target=target)
-    name, version = jobs.version_ref(arm_id, kind, target)
+    name, version = command_job.version_ref(arm_id, kind, target)
     try:
         assets.get(repo, ref, kind, name, version)
     except NotFound as exc:
         raise ValidationFailed(exc.message, target=target) from exc
 
 
-def _check_uris(ref: WorkspaceRef, spec: jobs.JobSpec) -> None:
+def _check_uris(ref: WorkspaceRef, spec: command_job.JobSpec) -> None:
     """Inputs and outputs must point into the workspace's datastores, where jobs can mount them."""
     for name, entry in spec.inputs.items():
         if entry["jobInputType"] != "literal":
@@ -74,9 +76,9 @@ def _check_uris(ref: WorkspaceRef, spec: jobs.JobSpec) -> None:
 
 
 def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime) -> tuple[Job, bool]:
-    jobs.name(name)
+    command_job.name(name)
     workspaces.get(repo, ref)
-    props, spec = jobs.parse(body)
+    props, spec = command_job.parse(body)
     existing = repo.job(ref.child_id("jobs", name))
     if existing is not None:
         return _update(existing, props, now), False

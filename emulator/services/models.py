@@ -3,7 +3,11 @@ host (what a deployment mounts). Versions are stored, listed and read through se
 
 from pathlib import Path
 
-from emulator.domain import artifacts, assets, datastores, models
+from emulator.domain.jobs import artifacts
+
+from emulator.domain.assets import models, versioned
+
+from emulator.domain.storage import datastores
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import NotFound, ValidationFailed
 from emulator.store.repositories import Repository
@@ -29,7 +33,7 @@ def in_stage(rows: list[AssetVersion], stage: str | None) -> list[AssetVersion]:
     """models.list(name, stage=...): the versions in that stage, compared without case; all without one."""
     if stage is None:
         return rows
-    return [r for r in rows if r.body.get("stage", assets.DEFAULT_STAGE).lower() == stage.lower()]
+    return [r for r in rows if r.body.get("stage", versioned.DEFAULT_STAGE).lower() == stage.lower()]
 
 
 def relative_path(ref: WorkspaceRef, row: AssetVersion) -> str:

@@ -6,8 +6,8 @@ the job, takes the node at NotBefore). Nothing here touches Docker.
 
 from datetime import datetime
 
-from emulator.domain import preemption
-from emulator.domain.cluster import ACTIVE, NodeState
+from emulator.domain.compute import preemption
+from emulator.domain.compute.cluster import ACTIVE, NodeState
 from emulator.errors import Conflict, NotFound
 from emulator.services import computes
 from emulator.settings import Settings

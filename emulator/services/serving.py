@@ -3,7 +3,7 @@ through the environment resolver jobs use), then the inference server on top, bu
 
 from collections.abc import Callable
 
-from emulator.domain import serving
+from emulator.domain.serving import model_server
 from emulator.services.environments import EnvironmentResolver, Prepared
 
 Progress = Callable[[str], None]
@@ -15,12 +15,12 @@ class ServingImages:
 
     def prepare(self, env_body: dict, progress: Progress) -> Prepared:
         environment = self.resolver.prepare(env_body, progress)
-        tag = serving.image_tag(environment.image)
+        tag = model_server.image_tag(environment.image)
         with self.resolver.lock(tag):
             if self.engine.exists(tag):
                 return Prepared(tag, environment.notes)
-            progress(f"amlemu: building serving image {tag}: {environment.image} plus {serving.SERVER_PACKAGE}")
-            self.engine.build_environment(tag, serving.dockerfile(environment.image),
-                                          {"amlemu-serve": serving.START_SCRIPT,
-                                           "amlemu-serve-gunicorn.py": serving.GUARD_CONFIG}, progress)
+            progress(f"amlemu: building serving image {tag}: {environment.image} plus {model_server.SERVER_PACKAGE}")
+            self.engine.build_environment(tag, model_server.dockerfile(environment.image),
+                                          {"amlemu-serve": model_server.START_SCRIPT,
+                                           "amlemu-serve-gunicorn.py": model_server.GUARD_CONFIG}, progress)
         return Prepared(tag, environment.notes, built=True)

@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from emulator.domain import cluster, vm_sizes
+from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import location_id
 from emulator.services import computes
 from emulator.store.repositories import Repository

@@ -5,7 +5,7 @@ forgets the jobs with their files once they have ended (controller/leftovers.py)
 from datetime import datetime
 
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.job import JobStatus, on_cancel
+from emulator.domain.jobs.status import JobStatus, on_cancel
 from emulator.services import computes, endpoints, workspaces
 from emulator.services.jobs import transition
 from emulator.store.repositories import Repository

@@ -2,7 +2,9 @@
 
 from datetime import datetime
 
-from emulator.domain import names, payload, storage
+from emulator.domain import names, payload
+
+from emulator.domain.storage import blob_access
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.settings import Settings
@@ -47,8 +49,8 @@ def _validated(body: object) -> dict:
 def _check_account_free(repo: Repository, ref: WorkspaceRef) -> None:
     """Each workspace has a storage account of its own; a new one whose derived name (a hash of its ARM id)
     meets another's is refused rather than share it."""
-    account = storage.workspace_account(ref)
-    taken = next((w for w in repo.all_workspaces() if storage.workspace_account(WorkspaceRef.of(w)) == account), None)
+    account = blob_access.workspace_account(ref)
+    taken = next((w for w in repo.all_workspaces() if blob_access.workspace_account(WorkspaceRef.of(w)) == account), None)
     if taken is not None:
         raise Conflict(f"Workspace '{ref.name}' would share storage account '{account}' with workspace "
                        f"'{taken.name}' of resource group '{taken.resource_group}'; choose another name.",

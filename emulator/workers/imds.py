@@ -15,20 +15,15 @@ from urllib.parse import parse_qs, urlsplit
 
 import redis
 
-from emulator.domain import preemption
+from emulator.domain.compute import preemption
 from emulator.errors import ValidationFailed
-from emulator.workers import protocol
+from emulator.dispatch import protocol
 
-PORT = 80
-PATH = "/metadata/scheduledevents"
+PORT, PATH = protocol.IMDS_PORT, protocol.IMDS_PATH
 # An acknowledgement is {"StartRequests": [{"EventId": ...}, ...]}: a few hundred bytes. A body past this is
 # refused unread, so no caller can make the node hold an arbitrary amount.
 MAX_BODY = 64 << 10
 log = logging.getLogger("amlemu.imds")
-
-
-def endpoint(node_container: str) -> str:
-    return f"http://{node_container}:{PORT}"
 
 
 class _Server(ThreadingHTTPServer):

@@ -6,7 +6,6 @@ engine has torn the container down, and the engine copies no log line. Nothing h
 store: the caller says where the files are and what to do at the end, and gets the outcome back.
 """
 
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -15,11 +14,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from emulator import confined
+from emulator.dispatch.job_container import recorded, tail
 from emulator.runtime.base import Exit, Observed, Runtime
 
-LOG = "/mnt/azureml/logs/std_log.txt"  # where a job container sees its log file
-LOG_TAIL_LINES = 30
 POLL_SECONDS = 0.02  # how often the exit file is looked for while the command runs
 
 
@@ -34,23 +31,9 @@ class Outcome:
         return self.exit_code == 0 and not self.oom_killed
 
 
-def capture(exit_file: str) -> str:
-    """The shell lines a job's command follows: its output appended to LOG, and its exit status written to
-    `exit_file` (a path in the container) as the shell leaves, however it leaves short of being killed."""
-    return f"exec >>{LOG} 2>&1; trap 'echo $? > {exit_file}' EXIT"
-
-
 def at_once(fn: Callable[..., object], *args) -> object:
     """The default `later`: do it now."""
     return fn(*args)
-
-
-def recorded(exit_file: Path) -> Exit | None:
-    """The exit status the shell wrote; the job could swap the file for a link, which is not followed."""
-    try:
-        return Exit(code=int(confined.read_small(exit_file) or b""), oom_killed=False)
-    except ValueError:  # not yet there, or being written
-        return None
 
 
 def _engine_end(runtime: Runtime, container_id: str) -> "Future[Exit]":
@@ -65,18 +48,6 @@ def _engine_end(runtime: Runtime, container_id: str) -> "Future[Exit]":
 
     threading.Thread(target=wait, name="engine-wait", daemon=True).start()
     return end
-
-
-def tail(log_file: Path, lines: int = LOG_TAIL_LINES, window: int = 64 * 1024) -> str:
-    """The last `lines` lines of the log (read from its end: a log may be large). A log its writer swapped for
-    a link is not followed."""
-    try:
-        with open(os.open(log_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as log:
-            log.seek(max(0, log.seek(0, os.SEEK_END) - window))
-            text = log.read().decode(errors="replace")
-    except OSError:  # not there yet, or a link
-        return ""
-    return "\n".join(text.rstrip("\n").splitlines()[-lines:])
 
 
 def run(runtime: Runtime, container: Observed, log_file: Path, exit_file: Path,

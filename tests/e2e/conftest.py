@@ -72,7 +72,7 @@ def nodes_of(stack):
 @pytest.fixture(scope="session")
 def job_dir(stack):
     """A job's artifacts folder in the stack's data folder (./outputs, user_logs/), as the host sees it."""
-    from emulator.domain import artifacts
+    from emulator.domain.jobs import artifacts
     from emulator.domain.ids import WorkspaceRef
 
     ref = WorkspaceRef(stack.subscription, stack.resource_group, stack.workspace)

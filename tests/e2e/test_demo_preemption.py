@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from emulator.cli.main import app
 from emulator.runtime.docker import DockerRuntime
-from emulator.workers.celery_app import cluster_queue
+from emulator.dispatch.celery_app import cluster_queue
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e

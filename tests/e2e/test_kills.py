@@ -7,7 +7,7 @@ from azure.ai.ml import command
 from azure.ai.ml.entities import AmlCompute, Environment
 
 from emulator.runtime.docker import DockerRuntime
-from emulator.workers import protocol
+from emulator.dispatch import protocol
 from tests import gate
 from tests.waiting import wait_until
 

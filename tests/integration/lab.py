@@ -5,12 +5,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from emulator.controller.main import Controller
-from emulator.domain import artifacts, datastores, storage
+from emulator.domain.jobs import artifacts
+from emulator.domain.storage import blob_access, datastores
 from emulator.runtime.images import EnvironmentImages
 from emulator.services import assets, computes, jobs, workspaces
 from emulator.services.environments import EnvironmentResolver
 from emulator.store.tables import Job, Node
-from emulator.workers import protocol
+from emulator.dispatch import protocol
 from tests.waiting import wait_until
 
 JOB_TIMEOUT = 120.0
@@ -31,7 +32,7 @@ class Lab:
         self.controller = Controller(settings, store, runtime, broker, now,
                                      EnvironmentResolver(EnvironmentImages(docker_client)), redis_host_url)
         self.redis_host_url = redis_host_url
-        self.account = storage.workspace_account(self.ref)
+        self.account = blob_access.workspace_account(self.ref)
         self._codes = 0
 
     def cluster(self, name: str = "cpu", max_nodes: int = 2, idle: str = "PT1S", vm_size: str = "Standard_DS3_v2",

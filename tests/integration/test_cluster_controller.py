@@ -15,14 +15,14 @@ import redis
 
 from emulator.api import arm
 from emulator.controller.clusters import ClusterReconciler
-from emulator.domain.cluster import NodeState
+from emulator.domain.compute.cluster import NodeState
 from emulator.runtime.base import MANAGED, ContainerSpec, Observed
 from emulator.runtime.docker import DockerRuntime
 from emulator.services import computes, workspaces
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node, Operation
-from emulator.workers.celery_app import cluster_queue, make_celery, ready_key
+from emulator.dispatch.celery_app import cluster_queue, make_celery, ready_key
 from tests.waiting import wait_until
 
 GIB = 1024 ** 3

@@ -9,7 +9,9 @@ import httpx
 import pytest
 
 from emulator import tokens
-from emulator.domain import artifacts, datastores, deployments, serving
+from emulator.domain.jobs import artifacts
+from emulator.domain.storage import datastores
+from emulator.domain.serving import deployments, model_server
 from emulator.services import assets, endpoints
 from emulator.store.tables import Operation
 
@@ -84,7 +86,7 @@ def servers(lab, endpoint: str):
 def server_key(lab, row) -> dict[str, str]:
     """What the scoring router adds to each request (a model server refuses any request without it)."""
     secret = tokens.load_secret(lab.settings.data_dir / "token.key")
-    return {serving.KEY_HEADER: serving.server_key(secret, row.key)}
+    return {model_server.KEY_HEADER: model_server.server_key(secret, row.key)}
 
 
 def score(address: str, data: list, key: dict[str, str]) -> dict:
@@ -114,7 +116,7 @@ def test_a_deployment_serves_from_its_containers_and_heals(lab, scoring_network,
     answer = score(ready[0]["address"], [1, 2], server_key(lab, row))
     assert answer == {"result": [3, 6], "model_dir": "/var/azureml-app/azureml-models/ep-heal-blue/1", "uid": 1000}
     # From the host through its bridge address, without the router's key (or with another deployment's): refused.
-    for key in ({}, {serving.KEY_HEADER: "0" * 32}):
+    for key in ({}, {model_server.KEY_HEADER: "0" * 32}):
         refused = httpx.post(f"http://{ready[0]['address']}/score", json={"data": [1]}, timeout=10, headers=key)
         assert refused.status_code == 403 and "scoring URL" in refused.json()["error"]["message"]
     # The instance type's limits, unprivileged, on the scoring network only, model and code read-only.

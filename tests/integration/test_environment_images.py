@@ -13,7 +13,7 @@ import docker
 import pytest
 from docker.errors import ImageNotFound
 
-from emulator.domain.images import PYTHON_STAND_IN
+from emulator.domain.assets.images import PYTHON_STAND_IN
 from emulator.errors import ValidationFailed
 from emulator.runtime.base import ContainerSpec
 from emulator.runtime.docker import DockerRuntime

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from emulator.workers import protocol
+from emulator.dispatch import protocol
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import json
 import httpx
 import pytest
 
-from emulator.domain import images
-from emulator.domain.instance import LastOperation
+from emulator.domain.assets import images
+from emulator.domain.compute.instance import LastOperation
 from emulator.services import computes, instances
 from tests import gate
 from tests.integration.lab import Lab, now

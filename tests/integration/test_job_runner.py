@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from emulator.runtime.base import ContainerSpec
+from emulator.dispatch import job_container
 from emulator.workers import job_runner
 from tests.integration.conftest import NODE_IMAGE
 
@@ -21,9 +22,9 @@ def _start(runtime, tmp_path: Path, command: str, stack: str, memory_bytes: int 
     log.parent.mkdir()
     log.touch(mode=0o666)
     spec = ContainerSpec(name=f"amlemu-{stack}-job-{uuid.uuid4().hex[:8]}", image=IMAGE,
-                         entrypoint=["/bin/sh", "-c"], command=[f"{job_runner.capture(EXIT)}; {command}"],
+                         entrypoint=["/bin/sh", "-c"], command=[f"{job_container.capture(EXIT)}; {command}"],
                          labels={"amlemu.stack": stack, "amlemu.role": "job"}, memory_bytes=memory_bytes, cpus=0.5,
-                         mounts={str(tmp_path / "wd"): "/mnt/wd", str(log): job_runner.LOG})
+                         mounts={str(tmp_path / "wd"): "/mnt/wd", str(log): job_container.LOG})
     return runtime.run(spec), log, tmp_path / "wd" / "exit"
 
 
@@ -50,7 +51,7 @@ def test_a_failing_command_gives_its_exit_code_and_log_tail(runtime, stack, tmp_
     assert (outcome.exit_code, outcome.succeeded) == (3, False)
     assert exit_file.read_text().strip() == "3"  # the shell said it, before the engine could
     tail = outcome.log_tail.splitlines()
-    assert len(tail) == job_runner.LOG_TAIL_LINES and tail[-1] == "line 50"
+    assert len(tail) == job_container.LOG_TAIL_LINES and tail[-1] == "line 50"
 
 
 def test_a_shell_killed_outright_is_told_by_the_engine(runtime, stack, tmp_path):
@@ -72,5 +73,5 @@ def test_running_out_of_memory_is_reported(runtime, stack, tmp_path):
 def test_the_tail_is_read_from_the_end_of_a_large_log(tmp_path):
     log = tmp_path / "std_log.txt"
     log.write_text("".join(f"line {i}\n" for i in range(100_000)))
-    assert job_runner.tail(log, lines=2) == "line 99998\nline 99999"
-    assert job_runner.tail(tmp_path / "missing.txt") == ""
+    assert job_container.tail(log, lines=2) == "line 99998\nline 99999"
+    assert job_container.tail(tmp_path / "missing.txt") == ""

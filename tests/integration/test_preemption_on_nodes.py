@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from emulator.domain.preemption import SHUTDOWN_GRACE_SECONDS
+from emulator.domain.compute.preemption import SHUTDOWN_GRACE_SECONDS
 from emulator.services import preemption
 from tests.integration.lab import now
 

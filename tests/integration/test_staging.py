@@ -7,8 +7,8 @@ import threading
 
 from emulator.controller.sandboxes import PER_NODE, pool_of
 from emulator.services import jobs
-from emulator.workers import protocol
-from emulator.workers.celery_app import cluster_queue
+from emulator.dispatch import protocol
+from emulator.dispatch.celery_app import cluster_queue
 from tests import gate
 
 

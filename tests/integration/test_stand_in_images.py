@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from emulator.domain.images import AZUREML_STAND_IN, PYTHON_STAND_IN
+from emulator.domain.assets.images import AZUREML_STAND_IN, PYTHON_STAND_IN
 
 pytestmark = pytest.mark.docker
 

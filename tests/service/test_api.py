@@ -10,7 +10,8 @@ import jwt
 import pytest
 
 from emulator import tokens
-from emulator.domain import storage, vm_sizes
+from emulator.domain.storage import blob_access
+from emulator.domain.compute import vm_sizes
 from emulator.domain.ids import WorkspaceRef
 from emulator.store.tables import Node
 from tests.service.conftest import RESOURCE
@@ -20,7 +21,7 @@ PROVIDER = "Microsoft.MachineLearningServices"
 RG_PATH = f"/subscriptions/{SUB}/resourceGroups/amlemu/providers/{PROVIDER}"
 WS_PATH = f"{RG_PATH}/workspaces/amlemu"
 # The default workspace's storage account: a stem of its name and a hash of its ARM id.
-ACCOUNT = storage.workspace_account(WorkspaceRef(SUB, "amlemu", "amlemu"))
+ACCOUNT = blob_access.workspace_account(WorkspaceRef(SUB, "amlemu", "amlemu"))
 COMPUTES = f"{WS_PATH}/computes"
 LOCATION_PATH = f"/subscriptions/{SUB}/providers/{PROVIDER}/locations/local"
 API = {"api-version": "2024-10-01"}

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from emulator.domain import datastores, storage
+from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
 from tests.service.conftest import clean_env
 
@@ -26,11 +26,11 @@ def test_sdk_uploads_and_downloads_through_the_default_datastore(live_api, tmp_p
     assert seen["default"] == "workspaceblobstore"
     assert seen["listed"] == ["workspaceartifactstore", "workspaceblobstore"]
     ref = WorkspaceRef(live_api.subscription, live_api.resource_group, live_api.workspace)
-    assert seen["account_url"] == f"https://{storage.workspace_account(ref)}.blob.localhost:{live_api.port}"
+    assert seen["account_url"] == f"https://{blob_access.workspace_account(ref)}.blob.localhost:{live_api.port}"
     assert seen["credential_is_sas"] and seen["container"].startswith("azureml-blobstore-")
     # The URI a job would carry for this input, resolved as the emulator will resolve it to mount it.
     account, container, blob = datastores.resolve_uri(ref, seen["uri"], "inputs.data.path")
-    assert (account, container) == (storage.workspace_account(ref), seen["container"]) and blob.startswith("LocalUpload/")
+    assert (account, container) == (blob_access.workspace_account(ref), seen["container"]) and blob.startswith("LocalUpload/")
     stored = live_api.home / "blobs" / account / container / blob
     assert (stored / "train.csv").read_text() == "a,b\n1,2\n"
     assert (stored / "sub" / "notes.txt").read_text() == "hello"

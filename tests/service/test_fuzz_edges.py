@@ -24,7 +24,7 @@ from schemathesis.constants import NOT_SET
 from hypothesis import strategies as st
 
 from emulator import tokens
-from emulator.domain import storage
+from emulator.domain.storage import blob_access
 from emulator.domain.ids import WorkspaceRef
 from emulator.services.blob_io import Staged
 from emulator.services.blobs import BlobStore
@@ -33,7 +33,7 @@ from tests.service.conftest import RESOURCE
 from tests.service.test_fuzz import FUZZ_SETTINGS, STEERED_PATH, _restore_fixtures, api_schema  # noqa: F401
 
 schema = schemathesis.from_pytest_fixture("api_schema")
-ACCOUNT, CONTAINER = storage.workspace_account(WorkspaceRef(DEFAULT_SUBSCRIPTION, "amlemu", "amlemu")), "fuzz"
+ACCOUNT, CONTAINER = blob_access.workspace_account(WorkspaceRef(DEFAULT_SUBSCRIPTION, "amlemu", "amlemu")), "fuzz"
 SEEDED = "seed/blob.bin"  # put back before every example, so reads, deletes and block lists find something
 HEADER_OPERATIONS = r"(/msi/token|/computes/\{compute_name\}|/onlineEndpoints/\{endpoint_name\}/token)$"
 REPR = re.compile(r"Traceback|\b\w+Error\(|<\w[\w.]* object at 0x")
@@ -149,7 +149,7 @@ PLAUSIBLE = st.one_of(
 JUNK_REQUEST = st.fixed_dictionaries({"query": BLOB_QUERY, "headers": BLOB_HEADERS, "body": BODIES})
 BLOB_REQUEST = st.builds(lambda request, permissions: {**request, "permissions": permissions},
                          st.one_of(PLAUSIBLE, PLAUSIBLE, JUNK_REQUEST),
-                         st.sampled_from([storage.ALL_PERMISSIONS] * 3 + ["r"]))
+                         st.sampled_from([blob_access.ALL_PERMISSIONS] * 3 + ["r"]))
 
 
 @schema.hook
@@ -218,7 +218,7 @@ def test_no_server_errors_from_blob_requests_past_the_sas(case, blob, shared):
     store.put(ACCOUNT, CONTAINER, SEEDED, _staged(store, b"seed" * 100), now=datetime.now(UTC))
     store.put_block(ACCOUNT, CONTAINER, SEEDED, "seed-block", _staged(store, b"block"), None)
     params = case.path_parameters or {}
-    sas = storage.mint(ctx.secret, params.get("account", ACCOUNT), params.get("container", CONTAINER),
+    sas = blob_access.mint(ctx.secret, params.get("account", ACCOUNT), params.get("container", CONTAINER),
                        datetime.now(UTC), permissions=blob["permissions"])
     case.query = {**dict(parse_qsl(sas)), **blob["query"]}
     headers = {name: value for name, value in blob["headers"].items() if name != "x-ms-meta-"}  # see below

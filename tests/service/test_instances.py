@@ -36,7 +36,7 @@ def act(client, auth, action: str, name: str = "my-ci"):
 
 def settle(app, name: str = "my-ci") -> None:
     """Finish the operation in progress, as the controller does once the containers are there (or gone)."""
-    from emulator.domain import instance
+    from emulator.domain.compute import instance
 
     now = datetime.now(UTC)
     with app.state.context.store.transaction() as repo:

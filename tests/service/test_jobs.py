@@ -3,7 +3,7 @@ the api puts them; the controller's part is tested in tests/integration and test
 
 import pytest
 
-from emulator.domain import storage
+from emulator.domain.storage import blob_access
 from emulator.domain.ids import WorkspaceRef
 from tests.waiting import wait_until
 
@@ -167,7 +167,7 @@ def test_run_data_lists_outputs_the_data_plane_resolves(client, auth, ready):
 def test_deleting_the_workspace_cancels_its_jobs_drops_its_assets_and_takes_down_its_computes(client, auth, ready, app):
     put_job(client, auth, "doomed", job_body())
     data_dir = app.state.context.settings.data_dir
-    account = data_dir / "blobs" / storage.workspace_account(WorkspaceRef.from_key(WS_PATH.lower()))
+    account = data_dir / "blobs" / blob_access.workspace_account(WorkspaceRef.from_key(WS_PATH.lower()))
     (account / "azureml").mkdir(parents=True, exist_ok=True)
     (account / "azureml" / "upload.bin").write_bytes(b"x")
     assert client.delete(WS_PATH, params=API, headers=auth).status_code == 200

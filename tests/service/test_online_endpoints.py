@@ -5,14 +5,15 @@ controller's part (containers, readiness) is in tests/integration/test_endpoints
 import pytest
 
 from emulator import tokens
-from emulator.domain import artifacts, datastores, storage
+from emulator.domain.jobs import artifacts
+from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
 from emulator.store.tables import OnlineDeployment, OnlineEndpoint, Operation
 from tests.service.test_api import API, OP_URL, WS_PATH, assert_arm_error
 
 ENDPOINTS = f"{WS_PATH}/onlineEndpoints"
 REF = WorkspaceRef("00000000-0000-0000-0000-000000000000", "amlemu", "amlemu")
-ACCOUNT = storage.workspace_account(REF)
+ACCOUNT = blob_access.workspace_account(REF)
 
 
 def setup_assets(app, client, auth, script: str = "score.py") -> None:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from emulator.domain import datastores
+from emulator.domain.storage import datastores
 from emulator.store.tables import AssetVersion, Job, OnlineDeployment
 from tests.service.test_api import ACCOUNT, API, assert_arm_error
 from tests.service.test_assets import CODES, ENVIRONMENTS

@@ -66,7 +66,7 @@ def test_management_refuses_an_endpoints_aml_token(shared):
         assert "scoring token" in error["message"]
 
 
-@pytest.mark.parametrize("resource", ["https://storage.azure.com", "https://vault.azure.net", "x",
+@pytest.mark.parametrize("resource", ["https://blob_access.azure.com", "https://vault.azure.net", "x",
                                       "https://localhost:8444", "http://localhost:8443"])
 def test_management_refuses_other_audiences(shared, resource):
     for error in _refused_everywhere(shared, bearer(msi_token(shared.client, shared.secret, resource))):
@@ -140,12 +140,12 @@ def test_unexpected_errors_render_without_the_exception(app, client, auth, monke
 def _sas_container(app) -> str:
     from datetime import UTC, datetime
 
-    from emulator.domain import storage
+    from emulator.domain.storage import blob_access
     from emulator.domain.ids import WorkspaceRef
     from emulator.settings import DEFAULT_SUBSCRIPTION
-    account = storage.workspace_account(WorkspaceRef(DEFAULT_SUBSCRIPTION, "amlemu", "amlemu"))
+    account = blob_access.workspace_account(WorkspaceRef(DEFAULT_SUBSCRIPTION, "amlemu", "amlemu"))
     container = "fresh-container"
-    return f"{account}/{container}?{storage.mint(app.state.context.secret, account, container, datetime.now(UTC))}"
+    return f"{account}/{container}?{blob_access.mint(app.state.context.secret, account, container, datetime.now(UTC))}"
 
 
 # ---------------------------------------------------------------- the scoring router

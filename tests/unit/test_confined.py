@@ -9,8 +9,8 @@ import pytest
 
 from emulator import confined
 from emulator.errors import PathEscape
-from emulator.workers import attempts
-from emulator.workers.protocol import Attempt, Mount
+from emulator.dispatch import job_container
+from emulator.dispatch.protocol import Attempt, Mount
 
 JOB_DIR = "blobs/acct/azureml/ExperimentRun/dcid.j"
 
@@ -129,7 +129,7 @@ def test_lay_out_follows_no_link_a_job_planted(data):
     os.link(data / "amlemu.db", code / "db")
     (data / JOB_DIR / "logs").mkdir()
     os.symlink(data / "ca", data / JOB_DIR / "logs" / "inner")
-    attempts._lay_out(attempt(code_dir=f"{JOB_DIR}/outputs", user="1000:1000"), data)
+    job_container.lay_out(attempt(code_dir=f"{JOB_DIR}/outputs", user="1000:1000"), data)
     wd = data / "jobs/k/1/0/wd"
     assert sorted(p.name for p in wd.iterdir()) == ["train.py"]
     assert modes(data) == SECRET_MODES
@@ -145,7 +145,7 @@ def test_lay_out_refuses_a_job_folder_swapped_for_a_link(data, planted):
         folder.rmdir()
     os.symlink(data / "ca", folder)
     with pytest.raises(PathEscape):
-        attempts._lay_out(attempt(), data)
+        job_container.lay_out(attempt(), data)
     assert modes(data) == SECRET_MODES and sorted(os.listdir(data / "ca")) == ["ca.key"]
 
 
@@ -155,7 +155,7 @@ def test_lay_out_refuses_to_mount_an_input_through_a_link(data):
     for source in ("model", "db.csv"):
         rank = attempt(mounts=[Mount(f"{JOB_DIR}/outputs/{source}", "/mnt/azureml/inputs/x", read_only=True)])
         with pytest.raises(PathEscape):
-            attempts._lay_out(rank, data)
+            job_container.lay_out(rank, data)
     assert modes(data) == SECRET_MODES
 
 
@@ -163,7 +163,7 @@ def test_lay_out_refuses_a_log_file_planted_as_a_link(data):
     (data / JOB_DIR / "user_logs").mkdir()
     os.symlink(data / "ca" / "ca.key", data / JOB_DIR / "user_logs" / "std_log.txt")
     with pytest.raises(PathEscape):
-        attempts._lay_out(attempt(notes=["hello"]), data)
+        job_container.lay_out(attempt(notes=["hello"]), data)
     assert modes(data) == SECRET_MODES and (data / "ca" / "ca.key").read_text() == "PRIVATE KEY"
 
 

@@ -4,8 +4,8 @@ would otherwise be followed by the engine, on the host."""
 
 import subprocess
 
-from emulator.workers import attempts
-from emulator.workers.protocol import Attempt, Mount
+from emulator.dispatch import job_container
+from emulator.dispatch.protocol import Attempt, Mount
 
 
 def _attempt() -> Attempt:
@@ -17,7 +17,7 @@ def _attempt() -> Attempt:
 
 def _run(checks: str, data_dir, attempt: Attempt) -> subprocess.CompletedProcess:
     """The gate's lines with the container's paths put back to where they are on this machine."""
-    where = {attempts.WORKDIR: attempt.workdir, attempts.job_runner.LOG: attempt.log_file,
+    where = {job_container.WORKDIR: attempt.workdir, job_container.LOG: attempt.log_file,
              **{m.target: m.source for m in attempt.mounts}}
     for target, source in sorted(where.items(), key=lambda item: -len(item[0])):
         checks = checks.replace(target, str(data_dir / source))
@@ -30,22 +30,22 @@ def test_mounts_laid_out_pass_and_a_folder_swapped_for_a_link_stops_the_job(tmp_
         (tmp_path / folder).mkdir(parents=True)
     (tmp_path / attempt.log_file).parent.mkdir(parents=True)
     (tmp_path / attempt.log_file).touch()
-    checks = attempts.mount_checks(attempt, tmp_path)
+    checks = job_container.mount_checks(attempt, tmp_path)
     assert _run(checks, tmp_path, attempt).returncode == 0
 
     swapped = tmp_path / "blobs/a/c/shared/in"
     swapped.rename(tmp_path / "blobs/a/c/shared/moved")
     swapped.symlink_to(tmp_path / "secret")  # what the engine would then have mounted
     stopped = _run(checks, tmp_path, attempt)
-    assert stopped.returncode == attempts.MOUNT_MISMATCH
+    assert stopped.returncode == job_container.MOUNT_MISMATCH
     assert "shared/in is not what was laid out for it" in stopped.stderr  # (the test put host paths back)
 
 
 def test_an_exit_status_planted_as_a_link_is_not_read(tmp_path):
     """The controller reads a dead node's rank status from the job's own folder: a link there is not followed."""
     (tmp_path / "elsewhere").write_text("0")
-    (tmp_path / attempts.EXIT).symlink_to(tmp_path / "elsewhere")
-    assert attempts.job_runner.recorded(tmp_path / attempts.EXIT) is None
-    (tmp_path / attempts.EXIT).unlink()
-    (tmp_path / attempts.EXIT).write_text("0\n")
-    assert attempts.job_runner.recorded(tmp_path / attempts.EXIT).code == 0
+    (tmp_path / job_container.EXIT).symlink_to(tmp_path / "elsewhere")
+    assert job_container.recorded(tmp_path / job_container.EXIT) is None
+    (tmp_path / job_container.EXIT).unlink()
+    (tmp_path / job_container.EXIT).write_text("0\n")
+    assert job_container.recorded(tmp_path / job_container.EXIT).code == 0

@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 
 from emulator.api import arm_assets
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
-from emulator.domain import assets as rules
+from emulator.domain.assets import versioned as rules
 from emulator.services import assets, models, workspaces
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from emulator.api import storage_xml
 from emulator.api.deps import Ctx
-from emulator.domain import storage
+from emulator.domain.storage import blob_access
 from emulator.errors import BadRequest, Conflict
 from emulator.services.blob_io import Staged, too_large
 from emulator.services.blobs import CONTENT_HEADERS, BlobStore, md5_b64
@@ -38,9 +38,9 @@ Blobs = Annotated[BlobStore, Depends(blob_store)]
 
 
 def _authorize(ctx: Ctx, request: Request, account: str, container: str, needed: str) -> None:
-    storage.account_name(account)
-    storage.container_name(container)
-    storage.verify(ctx.secret, account, container, request.query_params, ctx.clock(), needed)
+    blob_access.account_name(account)
+    blob_access.container_name(container)
+    blob_access.verify(ctx.secret, account, container, request.query_params, ctx.clock(), needed)
 
 
 def _headers(request: Request) -> dict[str, str]:

@@ -11,8 +11,8 @@ from fastapi import APIRouter, Body, Depends, Query
 
 from emulator.api import arm_datastores
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
-from emulator.domain import datastores, storage
-from emulator.domain.datastores import Datastore
+from emulator.domain.storage import blob_access, datastores
+from emulator.domain.storage.datastores import Datastore
 from emulator.errors import BadRequest
 from emulator.services import workspaces
 from emulator.services.blobs import BlobStore
@@ -55,7 +55,7 @@ def list_secrets(ctx: Ctx, ws: Ws, name: str, body: Annotated[dict[str, Any] | N
     store = datastores.get(ws, name)
     lifetime = datastores.secret_lifetime(body)
     _served(ctx, workspace, [store])
-    return arm_datastores.sas_secrets(storage.mint(ctx.secret, store.account, store.container, ctx.clock(),
+    return arm_datastores.sas_secrets(blob_access.mint(ctx.secret, store.account, store.container, ctx.clock(),
                                                    lifetime=lifetime))
 
 

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain import payload
-from emulator.domain import preemption as rules
+from emulator.domain.compute import preemption as rules
 from emulator.services import computes, jobs, preemption, workspaces
 
 router = APIRouter(dependencies=[Depends(authorized)])

@@ -7,8 +7,8 @@ from fastapi.responses import JSONResponse
 
 from emulator.api import arm_jobs
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
-from emulator.domain import assets as rules
-from emulator.domain.job import JobStatus
+from emulator.domain.assets import versioned as rules
+from emulator.domain.jobs.status import JobStatus
 from emulator.services import jobs, workspaces
 
 router = APIRouter(dependencies=[Depends(authorized)])

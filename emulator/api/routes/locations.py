@@ -5,7 +5,7 @@ from fastapi.responses import JSONResponse
 
 from emulator.api import arm
 from emulator.api.deps import LOCATION_PATH, Ctx, authorized
-from emulator.domain import vm_sizes
+from emulator.domain.compute import vm_sizes
 from emulator.errors import NotFound
 from emulator.services import usage
 

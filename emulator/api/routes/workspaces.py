@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from emulator.api import arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
-from emulator.domain import storage
+from emulator.domain.storage import blob_access
 from emulator.services import workspace_delete, workspaces
 from emulator.services.blobs import BlobStore
 
@@ -53,5 +53,5 @@ def delete_workspace(ctx: Ctx, ws: Ws) -> Response:
     with ctx.store.transaction() as repo:
         found = workspace_delete.delete(repo, ws, ctx.clock())
     if found:  # its storage account goes with it (the controller forgets its jobs once they have ended)
-        BlobStore(ctx.settings.data_dir).drop_account(storage.workspace_account(ws))
+        BlobStore(ctx.settings.data_dir).drop_account(blob_access.workspace_account(ws))
     return Response(status_code=200 if found else 204)

@@ -3,7 +3,8 @@
 import pytest
 
 from emulator.controller import launch
-from emulator.domain import artifacts, cluster, vm_sizes
+from emulator.domain.jobs import artifacts
+from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import ValidationFailed
 from emulator.settings import Settings

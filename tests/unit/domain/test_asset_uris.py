@@ -5,14 +5,14 @@ import re
 
 import pytest
 
-from emulator.domain import datastores, storage
-from emulator.domain.datastores import BlobLocation
+from emulator.domain.storage import blob_access, datastores
+from emulator.domain.storage.datastores import BlobLocation
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import ValidationFailed
 
 SUB = "00000000-0000-0000-0000-000000000000"
 WS = WorkspaceRef(SUB, "amlemu", "amlemu")
-ACCOUNT = storage.workspace_account(WS)
+ACCOUNT = blob_access.workspace_account(WS)
 BASE = f"https://localhost:8443/blob/{ACCOUNT}"
 TARGET = "properties.codeUri"
 
@@ -45,7 +45,7 @@ ESCAPES = [
     f"{BASE}/%2e%2e/ca",
     f"{BASE}/Azureml_Bad/x",                           # not a container name
     "https://localhost:8443/blob/amlemustore/azureml/src",   # the shared account of earlier versions
-    f"https://localhost:8443/blob/{storage.workspace_account(WorkspaceRef(SUB, 'other', 'amlemu'))}/azureml/x",
+    f"https://localhost:8443/blob/{blob_access.workspace_account(WorkspaceRef(SUB, 'other', 'amlemu'))}/azureml/x",
     f"https://localhost:8443/blob/%2e%2e/{ACCOUNT}/x",
     "/var/lib/amlemu/ca",
     "file:///var/lib/amlemu/ca/ca.key",
@@ -78,17 +78,17 @@ def test_asset_uris_must_be_strings(uri):
 def test_workspace_accounts_are_valid_names_of_their_own():
     names = ["amlemu", "a-b_c", "ProjectNumberOneTwentyX", "ProjectNumberOneTwentyY", "x" * 33, "abc"]
     refs = [WorkspaceRef(SUB, rg, n) for n in names for rg in ("rg1", "RG2")]
-    accounts = [storage.workspace_account(r) for r in refs]
+    accounts = [blob_access.workspace_account(r) for r in refs]
     assert all(re.fullmatch(r"[a-z0-9]{16,24}", a) for a in accounts)
     assert len(set(accounts)) == len(refs)  # same 14-letter prefix, same name in two groups: all apart
     # and none is the shared name earlier versions gave them
-    assert not set(accounts) & {storage.legacy_account(n) for n in names}
-    assert storage.legacy_account("ProjectNumberOneTwentyX") == storage.legacy_account("ProjectNumberOneTwentyY")
+    assert not set(accounts) & {blob_access.legacy_account(n) for n in names}
+    assert blob_access.legacy_account("ProjectNumberOneTwentyX") == blob_access.legacy_account("ProjectNumberOneTwentyY")
 
 
 def test_a_workspace_account_ignores_the_case_of_its_arm_id():
-    assert storage.workspace_account(WorkspaceRef(SUB.upper(), "RG", "MyWs")) == \
-        storage.workspace_account(WorkspaceRef(SUB, "rg", "myws"))
+    assert blob_access.workspace_account(WorkspaceRef(SUB.upper(), "RG", "MyWs")) == \
+        blob_access.workspace_account(WorkspaceRef(SUB, "rg", "myws"))
 
 
 def test_datastores_and_the_workspace_agree_on_the_account():
@@ -102,4 +102,4 @@ def test_datastores_and_the_workspace_agree_on_the_account():
     ("azureml://datastores/workspaceblobstore/paths/x", None),
 ])
 def test_with_account_moves_blob_urls_off_an_old_account(uri, expected):
-    assert storage.with_account(uri, "amlemustore", ACCOUNT) == expected
+    assert blob_access.with_account(uri, "amlemustore", ACCOUNT) == expected

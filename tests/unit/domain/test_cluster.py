@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from emulator.domain import cluster, vm_sizes
-from emulator.domain.cluster import (
+from emulator.domain.compute import cluster, vm_sizes
+from emulator.domain.compute.cluster import (
     COUNT_KEYS,
     DEFAULT_IDLE_SECONDS,
     NodeState,

@@ -4,8 +4,8 @@ from datetime import timedelta
 
 import pytest
 
-from emulator.domain import datastores, storage
-from emulator.domain.datastores import BlobLocation
+from emulator.domain.storage import blob_access, datastores
+from emulator.domain.storage.datastores import BlobLocation
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import NotFound, ValidationFailed
 
@@ -22,9 +22,9 @@ def test_defaults_are_azures_two_blob_datastores_on_the_workspace_account():
     assert stores["workspaceblobstore"].container == BLOB_CONTAINER and stores["workspaceblobstore"].is_default
     assert stores["workspaceartifactstore"].container == "azureml"
     assert not stores["workspaceartifactstore"].is_default
-    assert {s.account for s in stores.values()} == {storage.workspace_account(WS)} == {ACCOUNT}
+    assert {s.account for s in stores.values()} == {blob_access.workspace_account(WS)} == {ACCOUNT}
     for store in stores.values():  # names the blob store accepts
-        assert storage.container_name(store.container) and storage.account_name(store.account)
+        assert blob_access.container_name(store.container) and blob_access.account_name(store.account)
 
 
 def test_workspace_guid_is_stable_and_ignores_case():
@@ -92,10 +92,10 @@ def test_locate_a_datastore_name_and_path():
 @pytest.mark.parametrize("body, lifetime", [
     ({"expirableSecret": True, "expireAfterHours": 1}, timedelta(hours=1)),
     ({"expirableSecret": True, "expireAfterHours": 5}, timedelta(hours=5)),
-    ({"expirableSecret": False, "expireAfterHours": 5}, storage.SAS_LIFETIME),
-    ({"expirableSecret": True}, storage.SAS_LIFETIME),
-    ({}, storage.SAS_LIFETIME),
-    (None, storage.SAS_LIFETIME),
+    ({"expirableSecret": False, "expireAfterHours": 5}, blob_access.SAS_LIFETIME),
+    ({"expirableSecret": True}, blob_access.SAS_LIFETIME),
+    ({}, blob_access.SAS_LIFETIME),
+    (None, blob_access.SAS_LIFETIME),
 ])
 def test_secret_lifetime_follows_the_sdks_expiry_request(body, lifetime):
     assert datastores.secret_lifetime(body) == lifetime

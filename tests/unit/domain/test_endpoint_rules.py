@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from emulator.domain import deployments, endpoints
+from emulator.domain.serving import deployments, endpoints
 from emulator.errors import ValidationFailed
 
 WS = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/ws"

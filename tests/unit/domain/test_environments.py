@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from emulator.domain.environments import (CondaSpec, dockerfile, image_tag, parse_conda, python_note,
+from emulator.domain.assets.environments import (CondaSpec, dockerfile, image_tag, parse_conda, python_note,
                                           requirements_txt)
-from emulator.domain.images import PYTHON_STAND_IN
+from emulator.domain.assets.images import PYTHON_STAND_IN
 from emulator.errors import ValidationFailed
 
 # Microsoft's docs: "Manage Azure Machine Learning environments" (conda file for an environment).

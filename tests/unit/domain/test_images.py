@@ -2,7 +2,7 @@
 
 import pytest
 
-from emulator.domain.images import AZUREML_STAND_IN, PYTHON_STAND_IN, resolve
+from emulator.domain.assets.images import AZUREML_STAND_IN, PYTHON_STAND_IN, resolve
 from emulator.errors import ValidationFailed
 
 STAND_INS_BUILT = {PYTHON_STAND_IN, AZUREML_STAND_IN}

@@ -2,9 +2,9 @@
 
 import pytest
 
-from emulator.domain import placeholders
-from emulator.domain.job import JobStatus as S
-from emulator.domain.job import TERMINAL, advance, is_terminal, on_cancel
+from emulator.domain.jobs import placeholders
+from emulator.domain.jobs.status import JobStatus as S
+from emulator.domain.jobs.status import TERMINAL, advance, is_terminal, on_cancel
 from emulator.errors import InvalidTransition, ValidationFailed
 
 HAPPY_PATH = [S.NOT_STARTED, S.STARTING, S.PREPARING, S.QUEUED, S.RUNNING, S.FINALIZING, S.COMPLETED]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from emulator.domain import assets, models
+from emulator.domain.assets import models, versioned
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import ValidationFailed
 
@@ -19,22 +19,22 @@ def body(**props) -> dict:
 
 
 def test_model_version_defaults_and_what_it_leaves_out():
-    spec = assets.model_version(body())
+    spec = versioned.model_version(body())
     assert spec["modelType"] == "custom_model" and spec["flavors"] == {}
     assert spec["isAnonymous"] is False and spec["isArchived"] is False
     # absent, not None: a PUT without them (the SDK's archive drops stage) keeps the stored values
     assert "stage" not in spec and "jobName" not in spec
-    assert assets.model_version(body(stage="Production", jobName="j"))["stage"] == "Production"
+    assert versioned.model_version(body(stage="Production", jobName="j"))["stage"] == "Production"
 
 
 @pytest.mark.parametrize("model_type", ["custom_model", "mlflow_model", "triton_model", "CustomModel",
                                         "MLFlowModel", "TritonModel", "MLFLOW_MODEL"])
 def test_model_types_in_the_sdks_and_the_rest_apis_spelling_are_kept_as_sent(model_type):
-    assert assets.model_version(body(modelType=model_type))["modelType"] == model_type
+    assert versioned.model_version(body(modelType=model_type))["modelType"] == model_type
 
 
 def test_flavors_keep_only_their_data():
-    spec = assets.model_version(body(flavors={"sklearn": {"data": {"v": "1.5"}, "extra": 1}, "bare": {}}))
+    spec = versioned.model_version(body(flavors={"sklearn": {"data": {"v": "1.5"}, "extra": 1}, "bare": {}}))
     assert spec["flavors"] == {"sklearn": {"data": {"v": "1.5"}}, "bare": {"data": {}}}
 
 
@@ -51,23 +51,23 @@ def test_flavors_keep_only_their_data():
 ])
 def test_bad_model_bodies_name_the_field(props, target):
     with pytest.raises(ValidationFailed) as refused:
-        assets.model_version(body(**props))
+        versioned.model_version(body(**props))
     assert refused.value.target == target
 
 
 def test_container_archive_reads_only_is_archived():
-    assert assets.container_archived({"properties": {"isArchived": True, "latestVersion": "3"}}) is True
-    assert assets.container_archived({"properties": {"isArchived": False}}) is False
+    assert versioned.container_archived({"properties": {"isArchived": True, "latestVersion": "3"}}) is True
+    assert versioned.container_archived({"properties": {"isArchived": False}}) is False
     for bad, target in (({"properties": {}}, "properties.isArchived"), ({}, "properties"), ([], "body")):
         with pytest.raises(ValidationFailed) as refused:
-            assets.container_archived(bad)
+            versioned.container_archived(bad)
         assert refused.value.target == target
 
 
 def test_a_container_is_archived_when_all_its_versions_are():
-    assert assets.all_archived([{"isArchived": True}, {"isArchived": True}])
-    assert not assets.all_archived([{"isArchived": True}, {"isArchived": False}])
-    assert not assets.all_archived([{}])
+    assert versioned.all_archived([{"isArchived": True}, {"isArchived": True}])
+    assert not versioned.all_archived([{"isArchived": True}, {"isArchived": False}])
+    assert not versioned.all_archived([{}])
 
 
 @pytest.mark.parametrize(("uri", "expected"), [

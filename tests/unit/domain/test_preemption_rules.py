@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from emulator.domain import preemption as p
+from emulator.domain.compute import preemption as p
 from emulator.errors import ValidationFailed
 
 T0 = datetime(2026, 11, 22, 17, 7, 2, tzinfo=UTC)

@@ -3,8 +3,8 @@ for failures and liveness."""
 
 from datetime import UTC, datetime, timedelta
 
-from emulator.domain.deployments import Probe
-from emulator.domain.probing import EARLY, EARLY_TIMEOUT_SECONDS, SCHEDULED, Probed
+from emulator.domain.serving.deployments import Probe
+from emulator.domain.serving.probing import EARLY, EARLY_TIMEOUT_SECONDS, SCHEDULED, Probed
 
 T0 = datetime(2026, 11, 25, 6, 0, tzinfo=UTC)
 AZURE = Probe(initial_delay=10, period=10, timeout=2, success_threshold=1, failure_threshold=30)  # the defaults

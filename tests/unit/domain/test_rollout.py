@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from emulator.domain.rollout import Instance, plan
+from emulator.domain.serving.rollout import Instance, plan
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

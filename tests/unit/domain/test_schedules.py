@@ -7,7 +7,7 @@ import pytest
 from azure.ai.ml.entities import (ComputeInstance, ComputeSchedules, ComputeStartStopSchedule, CronTrigger,
                                   RecurrencePattern, RecurrenceTrigger)
 
-from emulator.domain import schedules
+from emulator.domain.compute import schedules
 from emulator.errors import ValidationFailed
 
 T = "properties.properties.schedules.computeStartStop"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from emulator.domain.scheduling import Admission, admit
+from emulator.domain.jobs.scheduling import Admission, admit
 
 NOW, AHEAD, WAIT = Admission.NOW, Admission.AHEAD, Admission.WAIT
 

@@ -6,7 +6,7 @@ import subprocess
 import types
 
 from emulator import confined
-from emulator.domain import serving
+from emulator.domain.serving import model_server
 
 SECRET = b"s" * 32
 DEPLOYMENT = "/subscriptions/s/resourcegroups/rg/providers/microsoft.machinelearningservices/workspaces/w" \
@@ -14,9 +14,9 @@ DEPLOYMENT = "/subscriptions/s/resourcegroups/rg/providers/microsoft.machinelear
 
 
 def _guarded(monkeypatch, key: str):
-    monkeypatch.setenv(serving.KEY_ENV, key)
+    monkeypatch.setenv(model_server.KEY_ENV, key)
     config: dict = {}
-    exec(compile(serving.GUARD_CONFIG, serving.GUARD, "exec"), config)  # what gunicorn does with --config
+    exec(compile(model_server.GUARD_CONFIG, model_server.GUARD, "exec"), config)  # what gunicorn does with --config
     worker = types.SimpleNamespace(wsgi=lambda environ, start_response: [b"scored"])
     config["post_worker_init"](worker)
     return worker.wsgi
@@ -30,29 +30,29 @@ def _call(app, headers: dict) -> tuple[str, bytes]:
 
 
 def test_only_the_deployments_key_reaches_the_server_and_the_key_leaves_the_environment(monkeypatch):
-    key = serving.server_key(SECRET, DEPLOYMENT)
+    key = model_server.server_key(SECRET, DEPLOYMENT)
     app = _guarded(monkeypatch, key)
-    assert serving.KEY_ENV not in os.environ  # the user's code (the workers) cannot read it
-    assert _call(app, {serving.KEY_HEADER: key}) == ("200 OK", b"scored")
-    for headers in ({}, {serving.KEY_HEADER: "0" * 32}, {serving.KEY_HEADER: serving.server_key(SECRET, "other")}):
+    assert model_server.KEY_ENV not in os.environ  # the user's code (the workers) cannot read it
+    assert _call(app, {model_server.KEY_HEADER: key}) == ("200 OK", b"scored")
+    for headers in ({}, {model_server.KEY_HEADER: "0" * 32}, {model_server.KEY_HEADER: model_server.server_key(SECRET, "other")}):
         status, body = _call(app, headers)
         assert status == "403 Forbidden" and b"scoring URL" in body
 
 
 def test_a_server_started_without_a_key_answers_nobody(monkeypatch):
     app = _guarded(monkeypatch, "")
-    assert _call(app, {serving.KEY_HEADER: ""})[0] == "403 Forbidden"
+    assert _call(app, {model_server.KEY_HEADER: ""})[0] == "403 Forbidden"
 
 
 def test_keys_differ_per_deployment_and_per_stack():
-    assert serving.server_key(SECRET, DEPLOYMENT) != serving.server_key(SECRET, DEPLOYMENT + "2")
-    assert serving.server_key(SECRET, DEPLOYMENT) != serving.server_key(b"t" * 32, DEPLOYMENT)
+    assert model_server.server_key(SECRET, DEPLOYMENT) != model_server.server_key(SECRET, DEPLOYMENT + "2")
+    assert model_server.server_key(SECRET, DEPLOYMENT) != model_server.server_key(b"t" * 32, DEPLOYMENT)
 
 
 def _start_checks(tmp_path, expected: dict) -> subprocess.CompletedProcess:
     """The model server's start script up to its server: the mount checks alone."""
-    checks = serving.START_SCRIPT.split("export GUNICORN_CMD_ARGS")[0]
-    env = {"PATH": os.environ["PATH"], serving.MOUNT_CHECKS_ENV: serving.mount_checks(expected),
+    checks = model_server.START_SCRIPT.split("export GUNICORN_CMD_ARGS")[0]
+    env = {"PATH": os.environ["PATH"], model_server.MOUNT_CHECKS_ENV: model_server.mount_checks(expected),
            "AMLEMU_LOG_FILE": str(tmp_path / "server.log")}
     return subprocess.run(["sh", "-c", checks], env=env, capture_output=True, text=True)
 

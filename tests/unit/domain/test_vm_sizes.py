@@ -8,7 +8,7 @@ if _ROOT not in sys.path:
 
 import pytest  # noqa: E402
 
-from emulator.domain.vm_sizes import VM_SIZES, VmSize, find  # noqa: E402
+from emulator.domain.compute.vm_sizes import VM_SIZES, VmSize, find  # noqa: E402
 
 EXPECTED_SERIES = {
     "standardDFamily": ["Standard_D1", "Standard_D2", "Standard_D3", "Standard_D4",

@@ -5,7 +5,7 @@ import hashlib
 import json
 from datetime import UTC, datetime
 
-from emulator.domain import datastores, storage
+from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
 from emulator.services import account_migration
 from emulator.store.db import Store
@@ -43,7 +43,7 @@ def _old_layout(tmp_path):
                                name=ref.name, location="local", body={}, created_at=NOW, modified_at=NOW))
         for ref, job, code, container in ((ONE, "job-one", "c1", "11111111-aaaa"), (TWO, "job-two", "c2", "22222222-bbbb"),
                                           (ALONE, "job-alone", "c3", "33333333-cccc")):
-            account = storage.legacy_account(ref.name)
+            account = blob_access.legacy_account(ref.name)
             repo.add(Job(key=ref.child_id("jobs", job).lower(), workspace_key=ref.key, name=job, compute_key="c",
                          body={}, status="Completed", created_at=NOW, modified_at=NOW, status_changed_at=NOW))
             repo.add(AssetVersion(key=ref.child_id("codes", code).lower() + "/versions/1", workspace_key=ref.key,
@@ -71,7 +71,7 @@ def test_an_old_shared_account_moves_to_one_account_per_workspace(tmp_path):
     _migrate(store, data)  # idempotent: the second run finds nothing to move
     for ref, job, code, container in ((ONE, "job-one", "c1", "11111111-aaaa"), (TWO, "job-two", "c2", "22222222-bbbb"),
                                       (ALONE, "job-alone", "c3", "33333333-cccc")):
-        new = storage.workspace_account(ref)
+        new = blob_access.workspace_account(ref)
         blobs = data / "blobs" / new
         assert (blobs / container / "src/train.py").read_text() == ref.name
         assert (blobs / "azureml/ExperimentRun" / f"dcid.{job}" / "outputs/model.pkl").read_text() == ref.name
@@ -86,7 +86,7 @@ def test_an_old_shared_account_moves_to_one_account_per_workspace(tmp_path):
             assert datastores.resolve_asset_uri(ref, row.body["codeUri"], "codeUri").account == new
     with store.transaction() as repo:
         env = repo.asset_version(TWO.child_id("environments", "e") + "/versions/1")
-        assert env.body["build"] == {"contextUri": f"https://{storage.workspace_account(TWO)}.blob.localhost:8443"
+        assert env.body["build"] == {"contextUri": f"https://{blob_access.workspace_account(TWO)}.blob.localhost:8443"
                                                    "/22222222-bbbb/ctx", "dockerfilePath": "Dockerfile"}
     for account in (OLD, "amlemustore"):  # nothing left of the old accounts
         assert not (data / "blobs" / account).exists() and not (data / "blobs.meta" / account).exists()
@@ -121,7 +121,7 @@ def test_the_api_migrates_an_old_data_folder_when_it_starts(tmp_path, monkeypatc
                               body={"codeUri": "https://localhost:8443/blob/amlemustore/0f0f0f0f-code/src"}))
     store.close()
     app = create_app(settings)
-    new = storage.workspace_account(ALONE)
+    new = blob_access.workspace_account(ALONE)
     assert (tmp_path / "blobs" / new / "azureml/ExperimentRun/dcid.old-job/outputs/model.pkl").read_text() == "weights"
     assert not (tmp_path / "blobs" / "amlemustore").exists()
     with app.state.context.store.transaction() as repo:

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from emulator.domain.images import PYTHON_STAND_IN
+from emulator.domain.assets.images import PYTHON_STAND_IN
 from emulator.errors import ValidationFailed
 from emulator.services.environments import EnvironmentResolver, Prepared
 from tests.waiting import wait_until

@@ -194,6 +194,15 @@ def withdraw_sandbox(broker: redis.Redis, pool: str, name: str) -> bool:
     return bool(broker.srem(sandbox_pool_key(pool), name))
 
 
+IMDS_PORT = 80  # where a node serves its Scheduled Events (workers/imds.py) on the jobs network
+IMDS_PATH = "/metadata/scheduledevents"
+
+
+def imds_endpoint(node_container: str) -> str:
+    """Where a node's jobs reach its Scheduled Events: the node, by name."""
+    return f"http://{node_container}:{IMDS_PORT}"
+
+
 def notice_key(node_id: str) -> str:
     """The node's Scheduled Events document while it has a notice (the controller writes it)."""
     return f"amlemu:node:{node_id}:scheduledevents"

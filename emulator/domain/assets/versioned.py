@@ -3,7 +3,9 @@
 import re
 from dataclasses import dataclass
 
-from emulator.domain import environments, payload
+from emulator.domain import payload
+
+from emulator.domain.assets import environments
 from emulator.errors import ValidationFailed
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$")

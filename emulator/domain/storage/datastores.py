@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import NamedTuple
 
-from emulator.domain import payload, storage
+from emulator.domain import payload
+
+from emulator.domain.storage import blob_access
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import NotFound, ValidationFailed
 
@@ -49,7 +51,7 @@ def workspace_guid(workspace_key: str) -> str:
 
 def defaults(ref: WorkspaceRef) -> list[Datastore]:
     """The datastores Azure creates with every workspace, in name order."""
-    account = storage.workspace_account(ref)
+    account = blob_access.workspace_account(ref)
     return [Datastore(ARTIFACT_STORE, account, ARTIFACT_CONTAINER, is_default=False),
             Datastore(BLOB_STORE, account, f"azureml-blobstore-{workspace_guid(ref.key)}", is_default=True)]
 
@@ -87,7 +89,7 @@ def secret_lifetime(body: object) -> timedelta:
                               or not 1 <= hours <= MAX_SECRET_HOURS):
         raise ValidationFailed(f"expireAfterHours must be an integer from 1 to {MAX_SECRET_HOURS}.",
                                target="expireAfterHours")
-    return timedelta(hours=hours) if expirable and hours is not None else storage.SAS_LIFETIME
+    return timedelta(hours=hours) if expirable and hours is not None else blob_access.SAS_LIFETIME
 
 
 def _blob_path(path: str, target: str) -> str:
@@ -95,7 +97,7 @@ def _blob_path(path: str, target: str) -> str:
     if not trimmed:
         return ""
     try:
-        return storage.blob_name(trimmed)
+        return blob_access.blob_name(trimmed)
     except ValidationFailed as exc:
         raise ValidationFailed(f"{target}: {exc.message}", target=target) from exc
 
@@ -130,16 +132,16 @@ def resolve_uri(ref: WorkspaceRef, uri: object, target: str) -> BlobLocation:
 def _blob_url(ref: WorkspaceRef, uri: str, target: str) -> BlobLocation | None:
     """Where a blob URL of this emulator points (path- or host-style, percent-decoded once as the blob API
     decodes it), checked to stay in a container of the workspace's own storage account."""
-    where = storage.blob_location(uri)
+    where = blob_access.blob_location(uri)
     if where is None:
         return None
     account, container, blob = where
-    own = storage.workspace_account(ref)
+    own = blob_access.workspace_account(ref)
     if account != own:
         raise ValidationFailed(f"{target} points at storage account '{account[:64]}'; workspace '{ref.name}' "
                                f"keeps its files in its own account, '{own}'.", target=target)
     try:
-        storage.container_name(container)
+        blob_access.container_name(container)
     except ValidationFailed as exc:
         raise ValidationFailed(f"{target}: {exc.message}", target=target) from exc
     return BlobLocation(account, container, _blob_path(blob, target))

@@ -12,7 +12,7 @@ own initial delay.
 from dataclasses import dataclass
 from datetime import datetime
 
-from emulator.domain.deployments import Probe
+from emulator.domain.serving.deployments import Probe
 
 EARLY_READINESS_SECONDS = 0.25  # between early readiness tries
 # An early try's timeout: the reconcile pass runs the probes, and must not wait long on a server that is not

@@ -6,7 +6,7 @@ ExperimentRun/dcid.<job>/: outputs/, logs/, user_logs/std_log.txt and azureml-lo
 
 from pathlib import PurePosixPath
 
-from emulator.domain import datastores
+from emulator.domain.storage import datastores
 from emulator.domain.ids import WorkspaceRef
 
 BUILD_LOG = "azureml-logs/20_image_build_log.txt"

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from emulator.domain import durations, vm_sizes
+from emulator.domain import durations
+
+from emulator.domain.compute import vm_sizes
 from emulator.errors import ValidationFailed
 
 DEFAULT_IDLE_SECONDS = 120.0  # Azure's service default (semantics §1.1)

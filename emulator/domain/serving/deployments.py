@@ -3,7 +3,9 @@
 import re
 from dataclasses import dataclass
 
-from emulator.domain import durations, payload, vm_sizes
+from emulator.domain import durations, payload
+
+from emulator.domain.compute import vm_sizes
 from emulator.errors import ValidationFailed
 
 P = "properties"

@@ -7,7 +7,11 @@ needs to run the job.
 import re
 from dataclasses import dataclass
 
-from emulator.domain import durations, payload, placeholders, preemption
+from emulator.domain import durations, payload
+
+from emulator.domain.jobs import placeholders
+
+from emulator.domain.compute import preemption
 from emulator.errors import ValidationFailed
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$")
