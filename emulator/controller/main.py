@@ -7,7 +7,6 @@ and with nothing to hear it still runs every `reconcile_interval_seconds`.
 import functools
 import logging
 import random
-import shutil
 import signal
 import threading
 import uuid
@@ -16,18 +15,18 @@ from datetime import UTC, datetime
 
 import redis
 
-from emulator.controller.clusters import ClusterReconciler
-from emulator.controller.effects import Effects, apply_jobs
-from emulator.controller.endpoints import EndpointReconciler
-from emulator.controller.instances import InstanceReconciler
-from emulator.controller.jobs import JobReconciler, JobScheduler
-from emulator.controller import launch
-from emulator.controller.leftovers import Leftovers
-from emulator.controller.preemption import Preemptions
-from emulator.controller.sandboxes import Sandboxes
+from emulator.controller.reconcilers.clusters import ClusterReconciler
+from emulator.controller.effects import Actuator, Effects
+from emulator.controller.reconcilers.job_containers import JobContainers
+from emulator.controller.reconcilers.endpoints import EndpointReconciler
+from emulator.controller.reconcilers.instances import InstanceReconciler
+from emulator.controller.reconcilers.jobs import JobReconciler
+from emulator.controller.scheduling.scheduler import JobScheduler
+from emulator.controller.reconcilers.deleted_workspaces import Leftovers
+from emulator.controller.reconcilers.preemption import Preemptions
+from emulator.controller.reconcilers.sandboxes import Sandboxes
 from emulator.controller.staging import Stager
 from emulator.controller.steps import Steps
-from emulator.domain.jobs.status import JobStatus
 from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
@@ -35,9 +34,7 @@ from emulator.services.environments import EnvironmentResolver
 from emulator.services.serving import ServingImages
 from emulator.settings import Settings
 from emulator.store.db import Store
-from emulator.dispatch import job_container
 from emulator.dispatch import protocol
-from emulator.dispatch.protocol import job_tag
 from emulator.dispatch.celery_app import make_celery
 from emulator.runtime import labels
 
@@ -57,14 +54,16 @@ class Controller:
         scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus))
         self.preemptions = Preemptions(settings, scheduler, entropy, lambda: str(uuid.UUID(int=entropy.getrandbits(128))))
         self.stager = Stager(runtime, broker, settings.data_dir, settings.host_dir)
+        self.act = Actuator(runtime, broker, settings.stack, send=self._send, stage=self.stager.submit)
         self.sandboxes = Sandboxes(settings, store, runtime, broker, clock)
-        self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch,
+        self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self.act,
                                           self.preemptions)
-        self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self._dispatch)
+        self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self.act)
         self.endpoints = EndpointReconciler(settings, store, runtime, clock,
-                                            ServingImages(resolver).prepare)
+                                            ServingImages(resolver).prepare, self.act)
         self.steps = Steps()
         self.leftovers = Leftovers(settings, store)
+        self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""
@@ -72,9 +71,8 @@ class Controller:
         self.sandboxes.workers.shutdown(wait=True)
         self.endpoints.close()
 
-    def _dispatch(self, effects: Effects) -> None:
-        apply_jobs(effects, self.runtime, self.broker, self.celery, self.settings.stack)
-        self.stager.submit(effects.stage)
+    def _send(self, queue: str, message: dict) -> None:
+        self.celery.send_task(protocol.RUN_TASK, args=[message], queue=queue)
 
     def _apply_event(self, event: dict) -> None:
         effects = Effects()
@@ -83,7 +81,7 @@ class Controller:
                 self.preemptions.apply_event(repo, event)
             else:
                 self.jobs.apply_event(repo, event, self.clock(), effects)
-        self._dispatch(effects)
+        self.act(effects)
 
     def tick(self, wait_seconds: float = 0.0) -> None:
         """One pass: node reports, jobs, then each kind of container against the store. Each step on its own."""
@@ -98,7 +96,7 @@ class Controller:
             return  # without the engine's view nothing below can be decided
         steps.run("clusters", self.clusters.tick, by_role["node"])
         steps.run("instances", self.instances.tick, by_role["instance"] + by_role["agent"])
-        steps.run("job containers", self._sweep, by_role["job"])
+        steps.run("job containers", self.job_containers.tick, by_role["job"])
         steps.run("sandboxes", self.sandboxes.tick, by_role["sandbox"], by_role["job"])
         steps.run("endpoints", self.endpoints.tick, by_role["model-server"])
 
@@ -106,32 +104,11 @@ class Controller:
         effects = Effects()
         with self.store.transaction() as repo:
             self.jobs.tick(repo, self.clock(), effects)
-        self._dispatch(effects)
+        self.act(effects)
 
     def _list_containers(self, by_role: dict[str, list[Observed]]) -> None:
         for container in self.runtime.list({labels.STACK: self.settings.stack}):  # one engine call per pass
             by_role.get(container.labels.get(labels.ROLE, ""), []).append(container)
-
-    def _sweep(self, containers: list[Observed]) -> None:
-        """Job containers of no current attempt (cancelled, requeued, ended) go. One whose node died may have
-        finished meanwhile: once it is gone, its exit status is reported for the node, so that work done as the
-        node went stands (JobReconciler's late success) instead of running again."""
-        if not containers:
-            return
-        with self.store.reading() as repo:  # a read: most passes find every job container current
-            active = self.jobs.active_attempts(repo)
-            stale = [c for c in containers
-                     if active.get(c.labels.get(labels.JOB)) != int(c.labels.get(labels.ATTEMPT, -1))]
-            queued = {job_tag(j.key): j.key for j in repo.jobs_in((JobStatus.QUEUED.value,))} if stale else {}
-        for container in stale:
-            tag, attempt = container.labels.get(labels.JOB), int(container.labels.get(labels.ATTEMPT, -1))
-            log.info("removing job container %s: its attempt is over", container.name)
-            self.runtime.remove(container.id)  # a SIGKILL first, if it still runs: nothing of it goes on after
-            rank = int(container.labels.get(labels.RANK, 0))
-            workdir = self.settings.data_dir / launch.rank_workdir(tag, attempt, rank)
-            if tag in queued and (ended := job_container.recorded(workdir / job_container.EXIT)) is not None:
-                protocol.report_for_lost_node(self.broker, queued[tag], attempt, rank, ended.code)
-            shutil.rmtree(workdir, ignore_errors=True)  # its node, which would have, may be gone
 
 
 def _with_host_data_dir(settings: Settings, runtime: DockerRuntime) -> Settings:

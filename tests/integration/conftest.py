@@ -33,7 +33,7 @@ try:  # testcontainers >= 4.x keeps the Redis module under `community`; older 4.
 except ImportError:  # pragma: no cover - depends on the installed version
     from testcontainers.redis import RedisContainer  # noqa: E402
 
-from emulator.controller.clusters import ClusterReconciler  # noqa: E402
+from emulator.controller.reconcilers.clusters import ClusterReconciler  # noqa: E402
 from emulator.runtime.base import MANAGED  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 from emulator.settings import Settings  # noqa: E402

@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from emulator.api import arm
-from emulator.controller.clusters import ClusterReconciler
+from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.domain.compute.cluster import NodeState
 from emulator.runtime.base import MANAGED, ContainerSpec, Observed
 from emulator.runtime.docker import DockerRuntime

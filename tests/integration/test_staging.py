@@ -5,7 +5,8 @@ import base64
 import json
 import threading
 
-from emulator.controller.sandboxes import PER_NODE, pool_of
+from emulator.controller.reconcilers.sandboxes import PER_NODE
+from emulator.controller.specs.sandboxes import pool_of
 from emulator.services import jobs
 from emulator.dispatch import protocol
 from emulator.dispatch.celery_app import cluster_queue

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 
 from emulator.controller.effects import Effects
-from emulator.controller.jobs import JobReconciler
+from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.domain.jobs import artifacts
 from emulator.domain.ids import WorkspaceRef
 from emulator.settings import Settings

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from emulator.controller.effects import Effects
-from emulator.controller.jobs import JobReconciler
+from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Job

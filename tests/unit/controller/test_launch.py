@@ -2,7 +2,7 @@
 
 import pytest
 
-from emulator.controller import launch
+from emulator.controller.specs import job_ranks
 from emulator.domain.jobs import artifacts
 from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import WorkspaceRef
@@ -23,7 +23,7 @@ def props(**extra) -> dict:
 
 def ranks(size: str = "Standard_DS3_v2", settings: Settings | None = None, gpus: bool = False, **extra):
     spec = cluster.ClusterSpec(vm_sizes.find(size), "Dedicated", cluster.ScaleSettings(0, 4))
-    return launch.ranks(KEY, "job-1", 2, props(**extra), REF, spec, settings or Settings(stack="s"), "img", ["n1"],
+    return job_ranks.ranks(KEY, "job-1", 2, props(**extra), REF, spec, settings or Settings(stack="s"), "img", ["n1"],
                         "blobs/acct/c/src", gpus)
 
 
@@ -48,7 +48,7 @@ def test_a_multi_node_job_gets_one_rank_per_node_with_rendezvous_variables():
     assert [r.rank for r in ranks_] == [0, 1, 2]
     master = ranks_[0].container_name
     for r in ranks_:
-        assert r.env["MASTER_ADDR"] == master and r.env["MASTER_PORT"] == launch.MASTER_PORT
+        assert r.env["MASTER_ADDR"] == master and r.env["MASTER_PORT"] == job_ranks.MASTER_PORT
         assert (r.env["RANK"], r.env["WORLD_SIZE"]) == (str(r.rank), "3")
         assert r.log_file.endswith(f"user_logs/std_log_process_{r.rank}.txt")
     assert len({r.container_name for r in ranks_}) == 3 and len({r.workdir for r in ranks_}) == 3

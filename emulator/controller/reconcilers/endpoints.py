@@ -11,27 +11,26 @@ deployments that are gone.
 """
 
 import logging
-import secrets
 import shutil
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-import httpx
 
 from emulator import confined
 from emulator.controller.adoption import reconcile_owned
+from emulator.controller.effects import Actuator, Effects
+from emulator.controller.reconcilers.model_server_probes import ModelServerProbes
+from emulator.controller.specs.model_servers import logs_dir, model_server_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator import tokens
 from emulator.domain.serving import deployments, model_server, rollout
-from emulator.domain.compute import vm_sizes
 from emulator.domain.serving.probing import Probed
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import EmulatorError
-from emulator.runtime.base import ContainerSpec, Observed, Runtime
+from emulator.runtime.base import Observed, Runtime
 from emulator.services import endpoints, operations
 from emulator.dispatch import job_container
 from emulator.services.environments import Prepared
@@ -42,34 +41,26 @@ from emulator.store.tables import OnlineDeployment
 from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
-ROLE = "model-server"
 LOG_TAIL = 40  # log lines a failed deployment's error carries
 BUSY = ("Creating", "Updating", "Scaling")
 
 
-@dataclass
-class Plan:
-    start: list[ContainerSpec] = field(default_factory=list)
-    remove: list[str] = field(default_factory=list)  # container ids
-    drop_logs: Path | None = None
-
-
 class EndpointReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, clock: Callable[[], datetime],
-                 prepare: Callable[[dict, Callable[[str], None]], Prepared]):
+                 prepare: Callable[[dict, Callable[[str], None]], Prepared], act: Actuator):
         self.settings, self.store, self.runtime, self.clock, self.prepare = settings, store, runtime, clock, prepare
+        self.act = act
         self.builds: dict[tuple[str, int], Future] = {}
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serving-image")
-        self.probed: dict[str, Probed] = {}
-        self.http = httpx.Client(timeout=2.0)
         self._network_ready = False
         self.failures = StartFailures()
         self.secret = tokens.load_secret(settings.data_dir / "token.key")  # model servers' keys derive from it
+        self.probes = ModelServerProbes(store, runtime, clock, self.secret)
         self.steps = Steps()  # each record's reconcile on its own
 
     def close(self) -> None:
         self.workers.shutdown(wait=False, cancel_futures=True)
-        self.http.close()
+        self.probes.close()
 
     def tick(self, containers: list[Observed]) -> None:
         """`containers`: the stack's model-server containers."""
@@ -82,45 +73,46 @@ class EndpointReconciler:
             self._network_ready = True
         reconcile_owned(keys, containers, labels.DEPLOYMENT_ID, self.reconcile, self.runtime, "model server", self.steps)
         seen = {c.name for c in containers}
-        self.probed = {name: p for name, p in self.probed.items() if name in seen}
+        self.probes.forget_all_but(seen)
 
     def reconcile(self, key: str, containers: list[Observed]) -> None:
         """Probe what runs, then decide on what the probes saw (in one short transaction), then act."""
-        dead = self._probe(key, [c for c in containers if c.running])
+        dead = self.probes.run(key, [c for c in containers if c.running])
         now = self.clock()
-        plan = Plan()
+        effects = Effects()
         with self.store.transaction() as repo:
             row = repo.online_deployment(key)
             if row is not None:
                 try:
-                    self._decide(repo, row, [c for c in containers if c.id not in dead], now, plan)
+                    self._decide(repo, row, [c for c in containers if c.id not in dead], now, effects)
                 except EmulatorError as exc:  # its model, code or environment cannot be had any more
                     self._fail(repo, row, now, "DeploymentFailed", exc.message)
-        self._carry_out(plan)
+        self._carry_out(effects)
 
     # ---------------------------------------------------------------- deciding
 
     def _decide(self, repo: Repository, row: OnlineDeployment, containers: list[Observed], now: datetime,
-                plan: Plan) -> None:
+                effects: Effects) -> None:
         parent = repo.online_endpoint(row.endpoint_key)
         if row.provisioning_state == "Deleting":
-            self._delete(repo, row, parent.name, containers, now, plan)
+            self._delete(repo, row, parent.name, containers, now, effects)
             return
         self._adopt(row, containers, now)
         if row.provisioning_state == "Failed":  # nothing more starts (nor builds) until an update; what serves stays
-            plan.remove += [c.id for c in containers if not c.running]
+            effects.remove += [c.id for c in containers if not c.running]
             self._publish(row, containers, now, [c.name for c in containers if not c.running])
             return
         if row.image is None and not self._image(repo, row, parent.name, now):
             return
-        if self._init_failed(repo, row, parent.name, containers, now, plan):
+        if self._init_failed(repo, row, parent.name, containers, now, effects):
             return
         instances = self._instances(row, containers)
         step = rollout.plan(instances, row.generation, row.body["sku"]["capacity"], now)
         by_name = {c.name: c for c in containers}
-        plan.remove += [by_name[name].id for name in step.remove]
+        effects.remove += [by_name[name].id for name in step.remove]
         if self.failures.due(row.key, now):  # else its last start failed (the deployment says why): backoff
-            plan.start += [self._spec(repo, row, parent.name) for _ in range(step.start)]
+            effects.start += [model_server_spec(self.settings, self.secret, row, parent.name, self._ref(row),
+                                           endpoints.resolve(repo, self._ref(row), row.body)) for _ in range(step.start)]
         self._publish(row, containers, now, step.remove, step.drain)
         if step.settled and row.provisioning_state in BUSY:
             row.provisioning_state, row.modified_at = "Succeeded", now
@@ -132,8 +124,8 @@ class EndpointReconciler:
         so that a controller restart takes no ready instance out of the router's table."""
         published = {i["name"]: i for i in row.instances}
         for container in containers:
-            if container.name not in self.probed and published.get(container.name, {}).get("ready"):
-                self.probed[container.name] = Probed(since=now, last=now, ready=True, ever_ready=True)
+            if container.name not in self.probes.states and published.get(container.name, {}).get("ready"):
+                self.probes.states[container.name] = Probed(since=now, last=now, ready=True, ever_ready=True)
 
     def _image(self, repo: Repository, row: OnlineDeployment, endpoint: str, now: datetime) -> bool:
         """The serving image of this generation: built in a worker thread; True once it is there."""
@@ -141,7 +133,7 @@ class EndpointReconciler:
         future = self.builds.get(job)
         if future is None:
             env = endpoints.resolve(repo, self._ref(row), row.body).environment
-            folder = self._logs(endpoint, row.name)
+            folder = logs_dir(self.settings, endpoint, row.name)
             self.builds[job] = self.workers.submit(self._build, dict(env.body), folder / "storage-initializer.log")
             return False
         if not future.done():
@@ -165,7 +157,7 @@ class EndpointReconciler:
         return prepared
 
     def _init_failed(self, repo: Repository, row: OnlineDeployment, endpoint: str, containers: list[Observed],
-                     now: datetime, plan: Plan) -> bool:
+                     now: datetime, effects: Effects) -> bool:
         """A container of the current generation that exited before it was ever ready (init() failed, or the
         server could not start), or that failed its readiness probe failureThreshold times in a row without ever
         being ready: the deployment fails with the log's last lines."""
@@ -173,7 +165,7 @@ class EndpointReconciler:
             return False
         threshold = deployments.probe(row.body["properties"]["readinessProbe"]).failure_threshold
         for container in containers:
-            probed = self.probed.get(container.name)
+            probed = self.probes.states.get(container.name)
             if container.labels.get(labels.GENERATION) != str(row.generation) or (probed and probed.ever_ready):
                 continue
             if not container.running:
@@ -187,7 +179,7 @@ class EndpointReconciler:
             self._fail(repo, row, now, "ResourceNotReady",
                        f"The model server of deployment '{row.name}' {why}. Last lines of its log "
                        f"(ml_client.online_deployments.get_logs):\n{tail}")
-            plan.remove += [c.id for c in containers if c.labels.get(labels.GENERATION) == str(row.generation)]
+            effects.remove += [c.id for c in containers if c.labels.get(labels.GENERATION) == str(row.generation)]
             return True
         return False
 
@@ -202,7 +194,7 @@ class EndpointReconciler:
         result = []
         for container in containers:
             since = draining.get(container.name)
-            probed = self.probed.get(container.name)
+            probed = self.probes.states.get(container.name)
             result.append(rollout.Instance(container.name, int(container.labels.get(labels.GENERATION, 0)),
                                            container.running, bool(probed and probed.ready),
                                            datetime.fromisoformat(since) if since else None))
@@ -219,7 +211,7 @@ class EndpointReconciler:
             since = before.get(container.name, {}).get("drainingSince")
             if since is None and container.name in drain:
                 since = now.isoformat()
-            probed = self.probed.get(container.name)
+            probed = self.probes.states.get(container.name)
             published.append({"name": container.name, "address": f"{container.ip}:{model_server.PORT}",
                               "generation": int(container.labels.get(labels.GENERATION, 0)),
                               "ready": bool(probed and probed.ready and container.running and since is None),
@@ -228,12 +220,12 @@ class EndpointReconciler:
             row.instances = published
 
     def _delete(self, repo: Repository, row: OnlineDeployment, endpoint: str, containers: list[Observed],
-                now: datetime, plan: Plan) -> None:
+                now: datetime, effects: Effects) -> None:
         if containers:
-            plan.remove += [c.id for c in containers]
+            effects.remove += [c.id for c in containers]
             row.instances = []
             return
-        plan.drop_logs = self._logs(endpoint, row.name, make=False)
+        effects.drop_dirs.append(logs_dir(self.settings, endpoint, row.name, make=False))
         operations.finish(repo, row.key, now)
         repo.remove(row)
         log.info("deleted deployment %s/%s", endpoint, row.name)
@@ -252,54 +244,14 @@ class EndpointReconciler:
     def _ref(row: OnlineDeployment) -> WorkspaceRef:
         return WorkspaceRef.from_key(row.endpoint_key)
 
-    def _logs(self, endpoint: str, deployment: str, make: bool = True) -> Path:
-        folder = endpoints.logs_dir(self.settings, endpoint, deployment)
-        if make:  # the model server runs as an unprivileged user and writes its log here
-            confined.make_dir(self.settings.data_dir, folder.relative_to(self.settings.data_dir))
-        return folder
-
     def _tail(self, endpoint: str, deployment: str, container: str) -> str:
-        return job_container.tail(self._logs(endpoint, deployment, make=False) / f"{container}.log", LOG_TAIL)
+        return job_container.tail(logs_dir(self.settings, endpoint, deployment, make=False) / f"{container}.log", LOG_TAIL)
 
-    def _spec(self, repo: Repository, row: OnlineDeployment, endpoint: str) -> ContainerSpec:
-        ref = self._ref(row)
-        found = endpoints.resolve(repo, ref, row.body)
-        props = row.body["properties"]
-        size = vm_sizes.find(props["instanceType"])
-        cpus, memory = vm_sizes.scaled_limits(size, self.settings.resource_scale)
-        name = f"amlemu-{self.settings.stack}-serve-{endpoint}-{row.name}-{row.generation}-{secrets.token_hex(3)}"
-        code, model = endpoints.code_dir(ref, found.code), endpoints.model_path(ref, found.model)
-        for rel in (code, model):  # a link on the way (a job's output, say) would mount what it points at
-            confined.source(self.settings.data_dir, rel)
-        app_root = f"{model_server.APP_ROOT}/{PurePosixPath(code).name or 'code'}"
-        model_dir = model_server.model_dir(found.model.name, found.model.version)
-        logs = self._logs(endpoint, row.name).relative_to(self.settings.data_dir)
-        host = self.settings.host_dir
-        model_target = f"{model_dir}/{PurePosixPath(model).name}"
-        checks = model_server.mount_checks({app_root: confined.identity(self.settings.data_dir, code),
-                                       model_target: confined.identity(self.settings.data_dir, model)})
-        env = {**props["environmentVariables"], model_server.KEY_ENV: model_server.server_key(self.secret, row.key),
-               model_server.MOUNT_CHECKS_ENV: checks,
-               "AZUREML_MODEL_DIR": model_dir, "AML_APP_ROOT": app_root,
-               "AZUREML_ENTRY_SCRIPT": f"{app_root}/{props['codeConfiguration']['scoringScript']}",
-               "AMLEMU_LOG_FILE": f"/var/azureml-logs/{name}.log", "HOME": "/tmp", "PYTHONUNBUFFERED": "1"}
-        return ContainerSpec(
-            name=name, image=row.image, command=[], entrypoint=[model_server.ENTRYPOINT],
-            labels={labels.STACK: self.settings.stack, labels.ROLE: ROLE, labels.ENDPOINT: endpoint,
-                    labels.DEPLOYMENT: row.name, labels.DEPLOYMENT_ID: row.key,
-                    labels.WORKSPACE: ref.name, labels.GENERATION: str(row.generation)},
-            env=env, cpus=cpus, memory_bytes=memory, network=self.settings.scoring_network,
-            mounts={str(host / code): app_root, str(host / model): model_target, str(host / logs): "/var/azureml-logs"},
-            read_only=(app_root, model_target), user=self.settings.job_user, working_dir=app_root,
-            drop_capabilities=True, pids_limit=job_container.JOB_PIDS_LIMIT)
-
-    def _carry_out(self, plan: Plan) -> None:
-        for container_id in plan.remove:
-            self.runtime.remove(container_id)
-        if plan.drop_logs is not None:
-            shutil.rmtree(plan.drop_logs, ignore_errors=True)
-        for spec in plan.start:
-            key, what = spec.labels[labels.DEPLOYMENT_ID], f"a model server of deployment {spec.labels['amlemu.deployment']}"
+    def _carry_out(self, effects: Effects) -> None:
+        self.act(effects)
+        for spec in effects.start:
+            key, deployment = spec.labels[labels.DEPLOYMENT_ID], spec.labels[labels.DEPLOYMENT]
+            what = f"a model server of deployment {deployment}"
             try:
                 self.runtime.run(spec)
                 if self.failures.started(key, what):
@@ -308,7 +260,7 @@ class EndpointReconciler:
             except Exception as exc:  # noqa: BLE001 (the deployment says why; tried again with backoff)
                 reason = getattr(exc, "message", str(exc)).replace(spec.name, "<container>")
                 self.failures.failed(key, what, reason, self.clock())
-                self._start_failed(key, f"The model server of deployment '{spec.labels['amlemu.deployment']}' "
+                self._start_failed(key, f"The model server of deployment '{deployment}' "
                                         f"could not start: {reason}")
                 return
 
@@ -324,38 +276,3 @@ class EndpointReconciler:
             else:
                 row.error = message and {"code": "ResourceNotReady", "message": message}
 
-    # ---------------------------------------------------------------- probes
-
-    def _probe(self, key: str, containers: list[Observed]) -> set[str]:
-        """Readiness and liveness as the deployment's probe settings say (both ask the inference server's
-        health route, GET / on 5001, as Azure's do), plus early readiness tries until an instance first answers.
-        A container that fails liveness is removed (and replaced); the ids of those removed."""
-        if not containers:
-            return set()
-        with self.store.reading() as repo:  # a read: no write lock taken for each deployment on each pass
-            row = repo.online_deployment(key)
-            if row is None:
-                return set()
-            readiness = deployments.probe(row.body["properties"]["readinessProbe"])
-            liveness = deployments.probe(row.body["properties"]["livenessProbe"])
-        now = self.clock()
-        dead = set()
-        for container in containers:
-            state = self.probed.setdefault(container.name, Probed(since=now))
-            kind = state.due(now, readiness, liveness) if container.ip else None
-            if kind is None:
-                continue
-            healthy = self._healthy(container.ip, state.timeout(kind, readiness), key)
-            if state.record(kind, now, healthy, readiness, liveness):
-                log.info("model server %s failed its liveness probe %d times: replacing it", container.name,
-                         state.failures)
-                self.runtime.remove(container.id)
-                dead.add(container.id)
-        return dead
-
-    def _healthy(self, ip: str, timeout: float, deployment_key: str) -> bool:
-        key = {model_server.KEY_HEADER: model_server.server_key(self.secret, deployment_key)}
-        try:
-            return self.http.get(f"http://{ip}:{model_server.PORT}/", timeout=timeout, headers=key).status_code == 200
-        except httpx.HTTPError:
-            return False

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from emulator.controller.effects import Effects
-from emulator.controller.jobs import JobScheduler
+from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.domain.compute import preemption
 from emulator.domain.compute.cluster import NodeState
 from emulator.services import preemption as service

@@ -6,69 +6,40 @@ restarted controller adopts the containers its labels name and removes the rest.
 """
 
 import logging
-import secrets
 from collections.abc import Callable
 from datetime import datetime
 
 import redis
 
-from emulator.controller.effects import Effects, apply_nodes
-from emulator.controller.jobs import JobScheduler
-from emulator.controller.preemption import Preemptions
+from emulator.controller.specs.nodes import new_node_id, node_spec
+from emulator.controller.effects import Actuator, Effects
+from emulator.controller.scheduling.scheduler import JobScheduler
+from emulator.controller.reconcilers.preemption import Preemptions
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
-from emulator.domain.compute import cluster, vm_sizes
+from emulator.domain.compute import cluster
 from emulator.domain.compute.cluster import NodeState
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import computes, operations
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node
-from emulator.dispatch import protocol
-from emulator.dispatch.celery_app import cluster_queue, ready_key
+from emulator.dispatch.celery_app import ready_key
 from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 UNUSABLE_KEEP_SECONDS = 60.0
 LEAVE_GRACE_SECONDS = 30.0
-NODE_DATA_DIR = "/var/lib/amlemu"
-
-
-def new_node_id(low_priority: bool) -> str:
-    return f"tvmps_{secrets.token_hex(12)}_{'p' if low_priority else 'd'}"
-
-
-def node_spec(settings: Settings, compute: Compute, spec: cluster.ClusterSpec, node_id: str, role: str = "node",
-              slots: int = 1, extra_labels: dict[str, str] | None = None) -> ContainerSpec:
-    """A node's container: a Celery worker on the compute's queue that runs its jobs' containers. A compute
-    instance's agent (`role` "agent") is one too, with `slots` jobs at once."""
-    cpus, memory = vm_sizes.scaled_limits(spec.vm_size, settings.resource_scale)
-    name = f"amlemu-{settings.stack}-{role}-{node_id}"
-    return ContainerSpec(
-        name=name, image=settings.node_image, command=["node"],
-        labels={labels.STACK: settings.stack, labels.ROLE: role, labels.NODE: node_id,
-                labels.COMPUTE: compute.name, labels.COMPUTE_ID: compute.key,
-                labels.WORKSPACE: compute.workspace_key.rsplit("/", 1)[-1],
-                labels.PRIORITY: spec.priority, labels.VM_SIZE: spec.vm_size.name, **(extra_labels or {})},
-        env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key), "AMLEMU_SLOTS": str(slots),
-             "AMLEMU_REDIS_URL": settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
-             "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(settings.host_dir),
-             "AMLEMU_STACK": settings.stack, "AMLEMU_IMDS_ENDPOINT": protocol.imds_endpoint(name)},
-        # On the jobs network too, where its jobs reach its Scheduled Events (and nothing else of it listens).
-        cpus=cpus, memory_bytes=memory, network=settings.docker_network, networks=(settings.jobs_network,),
-        # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
-        # out their directories. Job containers get neither the socket nor the whole data directory.
-        mounts={settings.docker_socket: "/var/run/docker.sock", str(settings.host_dir): NODE_DATA_DIR})
 
 
 class ClusterReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
                  clock: Callable[[], datetime], scheduler: JobScheduler | None = None,
-                 dispatch: Callable[[Effects], None] = lambda _effects: None,
-                 preemptions: Preemptions | None = None):
+                 act: Actuator | None = None, preemptions: Preemptions | None = None):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
-        # Jobs: who gets the idle nodes, and how many nodes queued work wants; `dispatch` sends what it decided.
-        self.scheduler, self.dispatch = scheduler, dispatch
+        # Jobs: who gets the idle nodes, and how many nodes queued work wants; `act` carries out what was decided.
+        self.scheduler = scheduler
+        self.act = act or Actuator(runtime, broker, settings.stack)
         self.preemptions = preemptions
         # Nodes join the jobs network, where their jobs (and only those) reach them.
         runtime.ensure_network(settings.jobs_network, {labels.STACK: settings.stack})
@@ -118,7 +89,6 @@ class ClusterReconciler:
             else:
                 live = self._scale(repo, compute, spec, now, effects)
         self._apply(effects)
-        self.dispatch(effects)
         if deleting:  # the operation completes only once the containers are gone
             self._finish_delete(key)
         return live
@@ -203,7 +173,7 @@ class ClusterReconciler:
                         state=NodeState.PREPARING.value, created_at=now, state_changed_at=now)
             repo.add(node)
             nodes.append(node)
-            effects.start.append((node.node_id, node_spec(self.settings, compute, spec, node.node_id)))
+            effects.start.append(node_spec(self.settings, compute, spec, node.node_id))
         allocation = cluster.allocation_state([NodeState(n.state) for n in nodes], plan.target)
         if allocation != compute.allocation_state:
             compute.allocation_state, compute.allocation_changed_at = allocation, now
@@ -211,12 +181,12 @@ class ClusterReconciler:
         return {n.node_id for n in nodes}
 
     def _apply(self, effects: Effects) -> None:
-        apply_nodes(effects, self.runtime, self.broker, self.settings.stack)
-        for node_id, spec in effects.start:
-            self._start(node_id, spec)
+        self.act(effects)
+        for spec in effects.start:
+            self._start(spec.labels[labels.NODE], spec)
 
     def _start(self, node_id: str, spec: ContainerSpec) -> None:
-        key, what = spec.labels[labels.COMPUTE_ID], f"node {node_id} of {spec.labels['amlemu.compute']}"
+        key, what = spec.labels[labels.COMPUTE_ID], f"node {node_id} of {spec.labels[labels.COMPUTE]}"
         try:
             container, error = self.runtime.run(spec), None
             self.failures.started(key, what)

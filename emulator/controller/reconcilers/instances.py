@@ -12,22 +12,22 @@ import json
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 
 import redis
 
 from emulator.controller.adoption import reconcile_owned
-from emulator.controller.clusters import node_spec
-from emulator.controller.effects import Effects
-from emulator.controller.jobs import JobScheduler, abandon
+from emulator.controller.specs.instances import agent_spec, home_volume, workstation_spec
+from emulator.controller.effects import Actuator, Effects
+from emulator.controller.scheduling.attempts import abandon
+from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
-from emulator.domain.compute import instance, schedules, vm_sizes
+from emulator.domain.compute import instance, schedules
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.compute.instance import InstanceState, Trigger
-from emulator.runtime.base import ContainerSpec, Observed, Runtime
-from emulator.services import computes, instances, operations
+from emulator.runtime.base import Observed, Runtime
+from emulator.services import instances, operations
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository
@@ -38,33 +38,17 @@ from emulator.runtime import labels
 log = logging.getLogger("amlemu.controller")
 STOP_GRACE_SECONDS = 10.0  # SIGTERM, then the engine kills what is left
 PROBE_SECONDS = 30.0  # platform seconds between activity probes while idle shutdown is on
-HOME = "/home/azureuser"
 UP = (InstanceState.CREATING, InstanceState.STARTING, InstanceState.RESTARTING, InstanceState.RUNNING,
       InstanceState.JOB_RUNNING)
 COMING_UP = (InstanceState.CREATING, InstanceState.STARTING, InstanceState.RESTARTING)
 LIVE = ("Queued", "Running", "Finalizing", "CancelRequested")  # a job's statuses while an attempt of it is out
 
 
-def home_volume(settings: Settings, compute: Compute) -> str:
-    return f"amlemu-{settings.stack}-home-{compute.key.rsplit('/', 1)[-1]}-{compute.created_at:%Y%m%d%H%M%S}"
-
-
-@dataclass
-class Plan:
-    """What a pass decided for one instance, carried out after its transaction."""
-    start: list[ContainerSpec] = field(default_factory=list)
-    stop: list[str] = field(default_factory=list)  # container ids: SIGTERM
-    remove: list[str] = field(default_factory=list)  # container ids
-    probe: str | None = None  # the workstation to ask for its activity
-    drop_volume: str | None = None
-    effects: Effects = field(default_factory=Effects)
-
-
 class InstanceReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
-                 clock: Callable[[], datetime], scheduler: JobScheduler, dispatch: Callable[[Effects], None]):
+                 clock: Callable[[], datetime], scheduler: JobScheduler, act: Actuator):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
-        self.scheduler, self.dispatch = scheduler, dispatch
+        self.scheduler, self.act = scheduler, act
         self.probed: dict[str, datetime] = {}  # compute key -> last activity probe
         self.failures = StartFailures()
         self.steps = Steps()  # each record's reconcile on its own
@@ -77,56 +61,56 @@ class InstanceReconciler:
 
     def reconcile(self, key: str, containers: list[Observed]) -> None:
         now = self.clock()
-        plan = Plan()
+        effects = Effects()
         with self.store.transaction() as repo:
             row = repo.compute(key)
             if row is None:
                 return
-            self._decide(repo, row, containers, now, plan)
-        self._carry_out(key, plan)
+            self._decide(repo, row, containers, now, effects)
+        self._carry_out(key, effects)
 
     # ---------------------------------------------------------------- deciding
 
-    def _decide(self, repo: Repository, row: Compute, containers: list[Observed], now: datetime, plan: Plan) -> None:
+    def _decide(self, repo: Repository, row: Compute, containers: list[Observed], now: datetime, effects: Effects) -> None:
         record = row.instance
         generation = str(record["generation"])
         current = {c.labels.get(labels.ROLE): c for c in containers
                    if c.labels.get(labels.GENERATION) == generation and c.running}
-        plan.remove += [c.id for c in containers if c.labels.get(labels.GENERATION) != generation or not c.running]
+        effects.remove += [c.id for c in containers if c.labels.get(labels.GENERATION) != generation or not c.running]
         self._follow_schedules(row, now)
         state = instances.state_of(row)
         agent = self._agent_node(repo, row, now)
         if state == InstanceState.DELETING:
-            self._delete(repo, row, containers, agent, now, plan)
+            self._delete(repo, row, containers, agent, now, effects)
             return
         if state not in UP:
-            self._stop(repo, row, containers, agent, now, plan)
+            self._stop(repo, row, containers, agent, now, effects)
         else:
-            self._up(repo, row, state, current, agent, now, plan)
+            self._up(repo, row, state, current, agent, now, effects)
 
     def _up(self, repo: Repository, row: Compute, state: InstanceState, current: dict[str, Observed], agent: Node,
-            now: datetime, plan: Plan) -> None:
+            now: datetime, effects: Effects) -> None:
         """Both containers of the generation running; then Running once Jupyter answers, and jobs go out."""
         workstation, worker = current.get("instance"), current.get("agent")
         if worker is None or (agent.container_id and agent.container_id != worker.id):
-            self._agent_lost(repo, row, agent, worker, now, plan)
+            self._agent_lost(repo, row, agent, worker, now, effects)
         if (workstation is None or worker is None) and not self.failures.due(row.key, now):
             return  # its last start failed (the instance says why): tried again with backoff
         if workstation is None:
-            plan.start.append(self._workstation_spec(row))
+            effects.start.append(workstation_spec(self.settings, row))
         if worker is None:
-            plan.start.append(self._agent_spec(row, agent.node_id))
+            effects.start.append(agent_spec(self.settings, row, agent.node_id))
         if workstation is None or worker is None:
             return
         if agent.state == NodeState.PREPARING and self.broker.exists(ready_key(agent.node_id)):
             agent.state, agent.state_changed_at, agent.idle_since = NodeState.IDLE.value, now, now
         if state in COMING_UP:
             if agent.state != NodeState.PREPARING:
-                plan.probe = workstation.id  # up once Jupyter answers
+                effects.probe.append(workstation.id)  # up once Jupyter answers
             return
-        self._schedule_jobs(repo, row, agent, now, plan)
+        self._schedule_jobs(repo, row, agent, now, effects)
         if self._idle_seconds(row) is not None and self._probe_due(row.key, now):
-            plan.probe = workstation.id
+            effects.probe.append(workstation.id)
 
     def _agent_node(self, repo: Repository, row: Compute, now: datetime) -> Node:
         """The instance's agent as a node row, so node reports (claimed, running, ended) apply as for clusters."""
@@ -139,11 +123,11 @@ class InstanceReconciler:
         return node
 
     def _agent_lost(self, repo: Repository, row: Compute, agent: Node, worker: Observed | None, now: datetime,
-                    plan: Plan) -> None:
+                    effects: Effects) -> None:
         """The agent is new, restarted or gone: what it ran goes back to the queue; it comes up again."""
         if agent.container_id is not None:
-            self.scheduler.node_lost(repo, row, agent, now, plan.effects)
-            plan.effects.forget.append(agent.node_id)
+            self.scheduler.node_lost(repo, row, agent, now, effects)
+            effects.forget.append(agent.node_id)
         agent.container_id = worker.id if worker else None
         agent.state, agent.state_changed_at, agent.idle_since, agent.run_id = NodeState.PREPARING.value, now, None, None
 
@@ -152,13 +136,13 @@ class InstanceReconciler:
         """The instance's jobs with an attempt out (sent to its agent, running, or ending)."""
         return repo.jobs_in(LIVE, row.key, dispatched=True)
 
-    def _schedule_jobs(self, repo: Repository, row: Compute, agent: Node, now: datetime, plan: Plan) -> None:
+    def _schedule_jobs(self, repo: Repository, row: Compute, agent: Node, now: datetime, effects: Effects) -> None:
         """First come first served, as many at once as the instance has slots; Running ⇄ JobRunning follows."""
         out = self._jobs(repo, row)
         waiting = repo.jobs_in(("Queued",), row.key, dispatched=False)
         admitted = instance.admit(len(waiting), len(out), self.settings.instance_job_slots, instances.state_of(row))
         for job in waiting[:admitted]:
-            self.scheduler.dispatch(repo, job, row, now, plan.effects)
+            self.scheduler.dispatch(repo, job, row, now, effects)
         # JobRunning once a job runs, not while its container is still being started: true at every moment
         running = sum(1 for job in out if job.status != "Queued")
         state = instance.with_jobs(instances.state_of(row), running)
@@ -186,31 +170,31 @@ class InstanceReconciler:
         return last is None or (now - last).total_seconds() >= max(1.0, self.settings.scaled(PROBE_SECONDS))
 
     def _stop(self, repo: Repository, row: Compute, containers: list[Observed], agent: Node, now: datetime,
-              plan: Plan) -> None:
+              effects: Effects) -> None:
         """Stopping (or stopped): jobs on it fail, containers get SIGTERM and go; then Stopped."""
         for job in self._jobs(repo, row):
-            abandon(repo, job, now, plan.effects, f"The compute instance {row.name} was stopped while the job ran.")
+            abandon(repo, job, now, effects, f"The compute instance {row.name} was stopped while the job ran.")
         running = [c for c in containers if c.running]
         since = instance.LastOperation.from_row(row.instance["lastOperation"]).time
         if running and (now - since).total_seconds() < STOP_GRACE_SECONDS:
-            plan.stop += [c.id for c in running]
+            effects.stop += [c.id for c in running]
             return
-        plan.remove += [c.id for c in running]
+        effects.remove += [c.id for c in running]
         if agent.container_id is not None:
             agent.container_id, agent.state = None, NodeState.PREPARING.value
-            plan.effects.forget.append(agent.node_id)
+            effects.forget.append(agent.node_id)
         if instances.state_of(row) == InstanceState.STOPPING:
             self._finish(repo, row, now)
 
     def _delete(self, repo: Repository, row: Compute, containers: list[Observed], agent: Node, now: datetime,
-                plan: Plan) -> None:
+                effects: Effects) -> None:
         for job in self._jobs(repo, row):
-            abandon(repo, job, now, plan.effects, f"The compute instance {row.name} was deleted while the job ran.")
+            abandon(repo, job, now, effects, f"The compute instance {row.name} was deleted while the job ran.")
         if containers:
-            plan.remove += [c.id for c in containers]
+            effects.remove += [c.id for c in containers]
             return
-        plan.effects.forget.append(agent.node_id)
-        plan.drop_volume = home_volume(self.settings, row)
+        effects.forget.append(agent.node_id)
+        effects.drop_volumes.append(home_volume(self.settings, row))
         repo.drop_nodes(row.key)
         operations.finish(repo, row.key, now)
         repo.remove(row)
@@ -231,48 +215,11 @@ class InstanceReconciler:
 
     # ---------------------------------------------------------------- containers
 
-    def _labels(self, row: Compute, role: str) -> dict[str, str]:
-        return {labels.STACK: self.settings.stack, labels.ROLE: role, labels.COMPUTE: row.name,
-                labels.COMPUTE_ID: row.key, labels.WORKSPACE: row.workspace_key.rsplit("/", 1)[-1],
-                labels.GENERATION: str(row.instance["generation"])}
-
-    def _workstation_spec(self, row: Compute) -> ContainerSpec:
-        spec = instances.parse_spec(row.body["properties"]["properties"])
-        cpus, memory = vm_sizes.scaled_limits(spec.vm_size, self.settings.resource_scale)
-        env = {"AMLEMU_JUPYTER_TOKEN": row.instance["token"], "AMLEMU_INSTANCE": row.name}
-        if spec.ssh_key:
-            env["AMLEMU_SSH_PUBLIC_KEY"] = spec.ssh_key
-        return ContainerSpec(
-            name=f"amlemu-{self.settings.stack}-instance-{row.name}-{row.instance['generation']}",
-            image=self.settings.instance_image, command=[], labels=self._labels(row, "instance"), env=env,
-            cpus=cpus, memory_bytes=memory, network="bridge", volumes={home_volume(self.settings, row): HOME},
-            ports=self._ports(row), drop_capabilities=True)
-
-    @staticmethod
-    def _ports(row: Compute) -> dict[int, int | None]:
-        """Jupyter's and sshd's ports, on the host ports they had before when free: an instance's URLs and SSH
-        port stay the same across stop, start and restart."""
-        before = row.instance.get("ports") or {}
-        return {port: before.get(str(port)) for port in (instances.JUPYTER_PORT, instances.SSH_PORT)}
-
-    def _agent_spec(self, row: Compute, node_id: str) -> ContainerSpec:
-        cluster_spec = computes.spec_of(row)
-        return node_spec(self.settings, row, cluster_spec, node_id, role="agent",
-                         slots=self.settings.instance_job_slots, extra_labels=self._labels(row, "agent"))
-
-    def _carry_out(self, key: str, plan: Plan) -> None:
-        for container_id in plan.stop:
-            self.runtime.signal(container_id, "SIGTERM")
-        for container_id in plan.remove:
-            self.runtime.remove(container_id)
-        if plan.drop_volume:
-            self.runtime.remove_volume(plan.drop_volume)
-        for node_id in plan.effects.forget:
-            self.broker.delete(ready_key(node_id))
-        self.dispatch(plan.effects)
+    def _carry_out(self, key: str, effects: Effects) -> None:
+        self.act(effects)
         started = []
-        for spec in plan.start:
-            what = f"container {spec.labels['amlemu.role']} of compute instance {spec.labels['amlemu.compute']}"
+        for spec in effects.start:
+            what = f"container {spec.labels[labels.ROLE]} of compute instance {spec.labels[labels.COMPUTE]}"
             try:
                 started.append(self.runtime.run(spec))
             except Exception as exc:  # noqa: BLE001 (the instance says why; tried again with backoff)
@@ -282,10 +229,10 @@ class InstanceReconciler:
                              self._failed(repo, row, why, now))
                 return
         if started:
-            self.failures.started(key, f"compute instance {started[0].labels.get('amlemu.compute')}")
+            self.failures.started(key, f"compute instance {started[0].labels.get(labels.COMPUTE)}")
             self._record(key, lambda repo, row, now: self._started(repo, row, started))
-        if plan.probe:
-            self._probe(key, plan.probe)
+        for workstation in effects.probe:
+            self._probe(key, workstation)
 
     def _record(self, key: str, change: Callable[[Repository, Compute, datetime], None]) -> None:
         with self.store.transaction() as repo:

@@ -1,7 +1,7 @@
-"""Drives jobs from submission to their end.
+"""Drives jobs from submission to their end, but for dispatching them to nodes (controller/scheduling).
 
 - NotStarted → Starting → Preparing: the environment image is resolved, or built in a worker thread.
-- Queued: `JobScheduler.schedule` (called by the cluster reconciler, inside its transaction) hands the oldest
+- Queued: the scheduler (called by the cluster and instance reconcilers, inside their transactions) hands the oldest
   queued job to idle nodes, all its ranks at once, and tells the autoscaler how many nodes are wanted.
 - Running and after: nodes report on the event stream (claimed, running, ended) and `apply_event` moves the
   job on. A node lost mid-run sends its job back to the queue at once, as a new attempt.
@@ -14,14 +14,11 @@ from datetime import datetime
 from pathlib import Path
 
 from emulator import confined
-from emulator.controller import launch
 from emulator.controller.steps import Steps
 from emulator.controller.effects import Effects
-from emulator.controller.sandboxes import pool_of
 from emulator.domain.jobs import command_job as job_rules
-from emulator.domain.jobs import artifacts, scheduling
-from emulator.domain.storage import datastores
-from emulator.domain.compute import preemption, vm_sizes
+from emulator.domain.jobs import artifacts
+from emulator.domain.compute import vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs.status import TERMINAL, JobStatus
@@ -31,10 +28,10 @@ from emulator.services import preemption as preemption_service
 from emulator.services.jobs import transition
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
-from emulator.store.tables import Compute, Job, Node
-from emulator.dispatch.celery_app import cluster_queue
+from emulator.store.tables import Job, Node
 from emulator.dispatch.protocol import job_tag
 
+from emulator.controller.scheduling.attempts import preempt, release
 log = logging.getLogger("amlemu.controller")
 S = JobStatus
 RESEND_SECONDS = 10.0  # a rank still untaken while a node sat idle this long is sent again (duplicates are harmless)
@@ -62,154 +59,6 @@ def _failure(job: Job, rank: dict, cluster: ClusterSpec, settings: Settings) -> 
             "message": f"Execution failed. User process '{spec.command}' exited with status code "
                        f"{rank.get('exit_code')}. Please check log file '{log_name}' for error details. "
                        f"Error: {tail}".rstrip()}
-
-
-class JobScheduler:
-    """Job decisions that touch nodes; called by the cluster reconciler inside its transaction."""
-
-    def __init__(self, settings: Settings, host_has_gpus: Callable[[], bool]):
-        self.settings, self.host_has_gpus = settings, host_has_gpus
-
-    def schedule(self, repo: Repository, compute: Compute, nodes: list[Node], now: datetime,
-                 effects: Effects) -> tuple[int, int]:
-        """Send what nodes will take, first come first served. Returns (nodes wanted by jobs, ranks sent that no
-        node has taken yet)."""
-        queued = repo.jobs_in((S.QUEUED.value,), compute.key)
-        usable = [n for n in nodes if n.notice is None]
-        idle = [n for n in usable if n.state == NodeState.IDLE and n.run_id is None]
-        busy = sum(n.state in (NodeState.PREPARING, NodeState.RUNNING) for n in usable)
-        # A rank nobody took while a node sat idle was lost (its node died holding it): it is sent again.
-        lost = any(n.idle_since and (now - n.idle_since).total_seconds() >= RESEND_SECONDS for n in idle)
-        pending = 0
-        for job in (j for j in queued if j.dispatched_at is not None):
-            unclaimed = self._unclaimed(job)
-            pending += len(unclaimed)
-            if unclaimed and lost and (now - job.dispatched_at).total_seconds() >= RESEND_SECONDS:
-                self._send(repo, job, compute, unclaimed, effects)
-                job.dispatched_at = now
-        unsent = [j for j in queued if j.dispatched_at is None]
-        sizes = [job_rules.instance_count(j.body) for j in unsent]
-        waiting = 0
-        for job, size, admission in zip(unsent, sizes, scheduling.admit(sizes, len(idle), busy, pending), strict=True):
-            if admission == scheduling.Admission.WAIT:
-                waiting += size
-                continue
-            self.dispatch(repo, job, compute, now, effects, ahead=admission == scheduling.Admission.AHEAD)
-            pending += size
-        return pending + waiting, pending
-
-    @staticmethod
-    def _unclaimed(job: Job) -> list[int]:
-        world = job_rules.instance_count(job.body)
-        return [r for r in range(world) if str(r) not in job.ranks]
-
-    def dispatch(self, repo: Repository, job: Job, compute: Compute, now: datetime, effects: Effects,
-                 ahead: bool = False) -> None:
-        """Send the job's next attempt; `ahead`: its node is still busy, so its container starts now."""
-        job.attempt = max(job.attempt, 1)  # a requeue has counted the next attempt already
-        job.dispatched_at, job.ranks, job.modified_at = now, {}, now
-        sent = self._send(repo, job, compute, self._unclaimed(job), effects)
-        if ahead:  # its node is still busy: its container starts now, to be ready when the node is
-            effects.stage += sent
-
-    def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> list[dict]:
-        ref = WorkspaceRef.of(repo.workspace(job.workspace_key))
-        attempts = launch.ranks(job.key, job.name, job.attempt, job.body, ref,
-                                computes.spec_of(compute), self.settings, job.image, [*job.notes, *_banner(job)],
-                                code_dir(repo, ref, job), self.host_has_gpus(),
-                                sandbox_pool=pool_of(self.settings, compute.key))
-        messages = [a.to_message() for a in attempts if a.rank in ranks]
-        effects.current.append((job.key, job.attempt))
-        effects.send += [(cluster_queue(compute.key), m) for m in messages]
-        return messages
-
-    def node_lost(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects,
-                  preempted: preemption.Policy | None = None) -> None:
-        """A node went away (died, was removed, was preempted under `preempted`): the job it ran goes back to the
-        queue (or fails), and every rank sent but not yet claimed is sent again, since the node may have taken
-        one from the queue as it died (duplicates are harmless: a rank is claimed once)."""
-        for job in repo.jobs_in((S.QUEUED.value,), compute.key):
-            if job.dispatched_at not in (None, now) and (unclaimed := self._unclaimed(job)):
-                self._send(repo, job, compute, unclaimed, effects)
-                job.dispatched_at = now
-        if not node.run_id:
-            return
-        job = repo.job(f"{compute.workspace_key}/jobs/{node.run_id}")
-        node.run_id = None
-        if job is None or S(job.status) in TERMINAL or job.dispatched_at is None:
-            return
-        if job.status == S.CANCEL_REQUESTED:
-            ranks = {r: {**v, "state": "ended"} if v.get("node") == node.node_id else v for r, v in job.ranks.items()}
-            job.ranks = ranks
-            return
-        if preempted is not None:
-            preempt(repo, job, node.node_id, now, effects, preempted)
-            return
-        log.warning("node %s was lost running %s attempt %s: back to the queue", node.node_id, job.name, job.attempt)
-        requeue(repo, job, now, effects, f"Node {node.node_id} was lost while running attempt {job.attempt}; "
-                                          "the job goes back to the queue.")
-
-
-def _banner(job: Job) -> list[str]:
-    """The first line of a rerun's log: which attempt it is and why there is one (a preemption, a lost node)."""
-    if job.attempt <= 1:
-        return []
-    why = next((h["message"] for h in reversed(job.history) if h.get("attempt") == job.attempt and h.get("message")),
-               "")
-    return [f"amlemu: attempt {job.attempt}. {why}".rstrip()]
-
-
-def _release(repo: Repository, job: Job, now: datetime, effects: Effects) -> None:
-    """The job's current attempt is over: nothing of it may start, its containers go, its nodes are free."""
-    effects.clear.append(job.key)
-    effects.stop_jobs.append(job.key)
-    for node in repo.nodes(job.compute_key):
-        if node.run_id == job.name:  # the attempt's other ranks stop with it
-            node.run_id = None
-            if node.state == NodeState.RUNNING:
-                node.state, node.state_changed_at, node.idle_since = NodeState.IDLE.value, now, now
-    job.dispatched_at, job.ranks = None, {}
-
-
-def requeue(repo: Repository, job: Job, now: datetime, effects: Effects, message: str, **entry) -> None:
-    """Back to Queued as the next attempt, which the scheduler dispatches like a new job."""
-    _release(repo, job, now, effects)
-    job.attempt += 1
-    if job.status != S.QUEUED:
-        transition(job, S.QUEUED, now, message, **entry)
-    else:
-        job.history = [*job.history, {"status": S.QUEUED.value, "time": now.isoformat(), "attempt": job.attempt,
-                                      "message": message, **entry}]
-
-
-def abandon(repo: Repository, job: Job, now: datetime, effects: Effects, message: str) -> None:
-    """The job's compute went away under it (an instance stopped or deleted): it fails, saying so."""
-    _release(repo, job, now, effects)
-    job.error = {"code": "ComputeUnavailable", "message": message}
-    transition(job, S.FAILED, now, message)
-
-
-def preempt(repo: Repository, job: Job, node_id: str, now: datetime, effects: Effects,
-            policy: preemption.Policy) -> None:
-    """The job's node was preempted: the next attempt waits in the queue, or the job fails, as chosen."""
-    warning = f"Low priority compute preemption warning: node {node_id} was preempted during attempt {job.attempt}."
-    if preemption.outcome(job.body.get("properties"), policy) == preemption.FAIL:
-        _release(repo, job, now, effects)
-        job.error = {"code": "PreemptionError", "message": f"{preemption.FAILURE_MESSAGE} (node {node_id})."}
-        transition(job, S.FAILED, now, job.error["message"], warning=warning)
-    else:
-        log.info("%s: node %s preempted during attempt %s; back to the queue", job.name, node_id, job.attempt)
-        requeue(repo, job, now, effects, f"{warning} The job goes back to the queue.", warning=warning)
-
-
-def code_dir(repo: Repository, ref: WorkspaceRef, job: Job) -> str | None:
-    code_id = job.body.get("codeId")
-    if not code_id:
-        return None
-    row = repo.asset_version(code_id)
-    if row is None:
-        raise EmulatorError(f"The code snapshot of job {job.name} ({code_id}) is not in the blob store.")
-    return artifacts.blob_dir(datastores.resolve_asset_uri(ref, row.body["codeUri"], "codeId"))
 
 
 class JobReconciler:
@@ -262,7 +111,7 @@ class JobReconciler:
             return False
         log.info("%s: attempt %s finished as its node was lost; it stands, attempt %s is called off", job.name,
                  event["attempt"], job.attempt)
-        _release(repo, job, now, effects)
+        release(repo, job, now, effects)
         job.ranks = {str(event["rank"]): {**event, "state": "ended"}}
         message = (f"Attempt {event['attempt']} ended successfully as its node was lost; its result stands and "
                    f"attempt {job.attempt} is not needed.")

@@ -14,14 +14,14 @@ from datetime import datetime
 
 import redis
 
+from emulator.controller.specs.sandboxes import pool_of, sandbox_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.domain.jobs import scheduling
 from emulator.domain.compute.cluster import NodeState
-from emulator.runtime.base import ContainerSpec, Observed, Runtime
+from emulator.runtime.base import Observed, Runtime
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.dispatch import protocol
-from emulator.dispatch.celery_app import cluster_queue
 from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
@@ -29,12 +29,6 @@ log = logging.getLogger("amlemu.controller")
 PER_NODE = 2 + scheduling.AHEAD
 # Nodes that are up: a booting node's sandboxes would only slow its boot (jobs meanwhile make namespaces of their own).
 UP = (NodeState.IDLE, NodeState.RUNNING)
-MEMORY_BYTES = 32 * 2**20  # it runs `sleep`
-
-
-def pool_of(settings: Settings, compute_key: str) -> str:
-    """A cluster's pool, named apart from other stacks' that might share the Redis (tests do)."""
-    return f"{settings.stack}.{cluster_queue(compute_key)}"
 
 
 class Sandboxes:
@@ -93,10 +87,7 @@ class Sandboxes:
 
     def _start(self, pool: str, name: str) -> None:
         try:
-            self.runtime.run(ContainerSpec(
-                name=name, image=self.settings.node_image, command=["infinity"], entrypoint=["sleep"],
-                labels={labels.STACK: self.settings.stack, labels.ROLE: "sandbox", labels.POOL: pool},
-                memory_bytes=MEMORY_BYTES, network=self.settings.jobs_network, user=self.settings.job_user))
+            self.runtime.run(sandbox_spec(self.settings, pool, name))
         except Exception as exc:  # jobs use namespaces of their own meanwhile; tried again with backoff
             reason = getattr(exc, "message", str(exc)).replace(name, "<sandbox>")
             self.failures.failed(pool, f"a network sandbox of {pool}", reason, self.clock())

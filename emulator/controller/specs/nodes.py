@@ -1,0 +1,41 @@
+"""A node's container: a Celery worker on its compute's queue that runs its jobs' containers (a compute instance's
+agent is one too)."""
+
+import secrets
+
+from emulator.dispatch import protocol
+from emulator.dispatch.celery_app import cluster_queue
+from emulator.domain.compute import cluster, vm_sizes
+from emulator.runtime import labels
+from emulator.runtime.base import ContainerSpec
+from emulator.settings import Settings
+from emulator.store.tables import Compute
+
+NODE_DATA_DIR = "/var/lib/amlemu"
+
+
+def new_node_id(low_priority: bool) -> str:
+    return f"tvmps_{secrets.token_hex(12)}_{'p' if low_priority else 'd'}"
+
+
+def node_spec(settings: Settings, compute: Compute, spec: cluster.ClusterSpec, node_id: str, role: str = "node",
+              slots: int = 1, extra_labels: dict[str, str] | None = None) -> ContainerSpec:
+    """A node's container: a Celery worker on the compute's queue that runs its jobs' containers. A compute
+    instance's agent (`role` "agent") is one too, with `slots` jobs at once."""
+    cpus, memory = vm_sizes.scaled_limits(spec.vm_size, settings.resource_scale)
+    name = f"amlemu-{settings.stack}-{role}-{node_id}"
+    return ContainerSpec(
+        name=name, image=settings.node_image, command=["node"],
+        labels={labels.STACK: settings.stack, labels.ROLE: role, labels.NODE: node_id,
+                labels.COMPUTE: compute.name, labels.COMPUTE_ID: compute.key,
+                labels.WORKSPACE: compute.workspace_key.rsplit("/", 1)[-1],
+                labels.PRIORITY: spec.priority, labels.VM_SIZE: spec.vm_size.name, **(extra_labels or {})},
+        env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key), "AMLEMU_SLOTS": str(slots),
+             "AMLEMU_REDIS_URL": settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
+             "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(settings.host_dir),
+             "AMLEMU_STACK": settings.stack, "AMLEMU_IMDS_ENDPOINT": protocol.imds_endpoint(name)},
+        # On the jobs network too, where its jobs reach its Scheduled Events (and nothing else of it listens).
+        cpus=cpus, memory_bytes=memory, network=settings.docker_network, networks=(settings.jobs_network,),
+        # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
+        # out their directories. Job containers get neither the socket nor the whole data directory.
+        mounts={settings.docker_socket: "/var/run/docker.sock", str(settings.host_dir): NODE_DATA_DIR})
