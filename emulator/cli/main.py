@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from emulator.cli import demo, instance
+from emulator.cli import demo, instance, rest
 from emulator.cli.stack import ROOT, Stack, record_images
 from emulator.domain.assets import images
 from emulator.errors import EmulatorError
@@ -113,7 +113,7 @@ def status() -> None:
     from rich.table import Table
 
     stack = Stack.from_env()
-    client = _running_client(stack)
+    client = rest.running_client(stack)
     table = Table("workspace", "cluster", "size", "priority", "state", "nodes (idle/running/preparing/leaving)",
                   "min..max")
     rg = f"/subscriptions/{stack.subscription}/resourceGroups/{stack.resource_group}"
@@ -166,35 +166,13 @@ def _endpoint_lines(client, workspace_id: str) -> list[str]:
     return lines
 
 
-def _running_client(stack: Stack):
-    if not stack.healthy():
-        console.print(f"[red]amlemu is not running[/] at {stack.url}: run `make up`")
-        raise typer.Exit(1)
-    return stack.client()
-
-
-def _emulator_url(stack: Stack, workspace: str | None, cluster: str, action: str) -> str:
-    return (f"/_emulator/subscriptions/{stack.subscription}/resourceGroups/{stack.resource_group}/providers/"
-            f"Microsoft.MachineLearningServices/workspaces/{workspace or stack.workspace}/computes/{cluster}/{action}")
-
-
-def _answer(response) -> dict:
-    """The body of a success; an ARM error printed as it says, and exit 1."""
-    if response.status_code >= 400:
-        error = response.json().get("error", {}) if response.headers.get("content-type", "").startswith(
-            "application/json") else {}
-        console.print(f"[red]{error.get('code', response.status_code)}[/]: {error.get('message', response.text)}")
-        raise typer.Exit(1)
-    return response.json()
-
-
 @app.command()
 def preempt(cluster: str = typer.Argument(..., help="A low-priority cluster."),
             node: str | None = typer.Option(None, "--node", help="The node to preempt (default: a running one)."),
             workspace: str | None = typer.Option(None, help="The workspace (default: AMLEMU_WORKSPACE).")) -> None:
     """Preempt a low-priority node now: its jobs see Azure's Scheduled Events notice, then the node goes."""
     stack = Stack.from_env()
-    answer = _answer(_running_client(stack).post(_emulator_url(stack, workspace, cluster, "preempt"),
+    answer = rest.answer(rest.running_client(stack).post(rest.emulator_url(stack, workspace, cluster, "preempt"),
                                                  json={"nodeId": node} if node else None))
     console.print(f"node [bold]{answer['nodeId']}[/] of {cluster}: Preempt notice {answer['eventId']}, "
                   f"taken at {answer['notBefore']} or as soon as its job acknowledges the event")
@@ -210,12 +188,12 @@ def chaos(cluster: str = typer.Argument(..., help="A low-priority cluster."),
           workspace: str | None = typer.Option(None, help="The workspace (default: AMLEMU_WORKSPACE).")) -> None:
     """Show or set a low-priority cluster's preemption policy."""
     stack = Stack.from_env()
-    client, url = _running_client(stack), _emulator_url(stack, workspace, cluster, "preemption")
+    client, url = rest.running_client(stack), rest.emulator_url(stack, workspace, cluster, "preemption")
     body = {k: v for k, v in {"meanSecondsBetweenPreemptions": mean_seconds, "seed": seed,
                               "onPreemption": on_preemption}.items() if v is not None}
     if off:
         body["meanSecondsBetweenPreemptions"] = None
-    policy = _answer(client.put(url, json=body) if body else client.get(url))
+    policy = rest.answer(client.put(url, json=body) if body else client.get(url))
     every, seed_now = policy["meanSecondsBetweenPreemptions"], policy["seed"]
     random_part = "off" if every is None else f"on average every {every:g} s"
     seed_part = "" if seed_now is None else f", seed {seed_now}"

@@ -3,7 +3,8 @@ segments and each job's attempts, picks nodes to preempt, knows when the demo is
 
 from rich.console import Console
 
-from emulator.cli.demo import JobView, NodeView, Timeline, Track, render_summary, results_agree
+from emulator.cli.demo_summary import render_summary, results_agree
+from emulator.cli.demo_timeline import JobView, NodeView, Timeline, Track
 
 T0 = 1000.0  # any clock: a monotonic one in the demo
 
