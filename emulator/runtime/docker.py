@@ -214,17 +214,21 @@ class DockerRuntime:
         except APIError as exc:
             raise _translate(exc) from exc
 
+    def _networks_named(self, name: str) -> list:
+        """The engine's name filter matches any part of a name ("amlemu" finds "amlemu-jobs"): keep exact ones."""
+        return [network for network in self.client.networks.list(names=[name]) if network.name == name]
+
     def ensure_network(self, name: str, labels: dict[str, str]) -> None:
         """A user-defined bridge, so containers on it find each other by name."""
         try:
-            if not self.client.networks.list(names=[name]):
+            if not self._networks_named(name):
                 self.client.networks.create(name, driver="bridge", labels={MANAGED: "true", **labels})
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
 
     def remove_network(self, name: str) -> None:
         try:
-            for network in self.client.networks.list(names=[name]):
+            for network in self._networks_named(name):
                 network.remove()
         except NotFound:
             pass
