@@ -15,10 +15,10 @@ down: venv
 build: venv
 	$(BIN)/amlemu build
 
-# Unit and service tests only: no Docker needed, a few seconds.
+# Unit and service tests, and the runtime contract on the fake runtime: no Docker needed, a few seconds.
 test-fast: venv
 	$(BIN)/ruff check emulator tests
-	$(BIN)/pytest -q tests/unit tests/service
+	$(BIN)/pytest -q -m "not docker" tests/unit tests/service tests/contract
 
 test: venv compose
 	$(BIN)/ruff check emulator tests

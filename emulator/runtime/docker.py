@@ -22,9 +22,6 @@ def _translate(exc: Exception) -> Exception:
     return RuntimeUnavailable(f"Docker engine error: {getattr(exc, 'explanation', None) or exc}")
 
 
-VOLUME_LABELS = (labels.STACK, labels.COMPUTE, labels.COMPUTE_ID)  # a volume keeps its owner's
-
-
 def _first_ip(attrs: dict) -> str | None:
     """The container's address on its first network with one (inspect and listing share the shape)."""
     networks = (attrs.get("NetworkSettings") or {}).get("Networks") or {}
@@ -109,7 +106,7 @@ class DockerRuntime:
             volumes = {host: {"bind": path, "mode": "ro" if path in spec.read_only else "rw"}
                        for host, path in spec.mounts.items()}
             for volume, path in spec.volumes.items():
-                self._ensure_volume(volume, {k: v for k, v in spec.labels.items() if k in VOLUME_LABELS})
+                self._ensure_volume(volume, {k: v for k, v in spec.labels.items() if k in labels.VOLUME_LABELS})
                 volumes[volume] = {"bind": path, "mode": "rw"}
             container = self.client.containers.run(
                 spec.image, spec.command, name=spec.name, detach=True, init=True,
@@ -214,17 +211,21 @@ class DockerRuntime:
         except APIError as exc:
             raise _translate(exc) from exc
 
+    def _networks_named(self, name: str) -> list:
+        """The engine's name filter matches any part of a name ("amlemu" finds "amlemu-jobs"): keep exact ones."""
+        return [network for network in self.client.networks.list(names=[name]) if network.name == name]
+
     def ensure_network(self, name: str, labels: dict[str, str]) -> None:
         """A user-defined bridge, so containers on it find each other by name."""
         try:
-            if not self.client.networks.list(names=[name]):
+            if not self._networks_named(name):
                 self.client.networks.create(name, driver="bridge", labels={MANAGED: "true", **labels})
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
 
     def remove_network(self, name: str) -> None:
         try:
-            for network in self.client.networks.list(names=[name]):
+            for network in self._networks_named(name):
                 network.remove()
         except NotFound:
             pass

@@ -20,5 +20,7 @@ ENDPOINT = "amlemu.endpoint"
 DEPLOYMENT = "amlemu.deployment"
 DEPLOYMENT_ID = "amlemu.deployment-id"
 
+VOLUME_LABELS = (STACK, COMPUTE, COMPUTE_ID)  # what a named volume keeps of its first container's labels: its owner
+
 # What each container the emulator starts is, in its ROLE label.
 ROLES = ("node", "job", "sandbox", "instance", "agent", "model-server")

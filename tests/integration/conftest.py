@@ -26,7 +26,7 @@ from datetime import UTC, datetime  # noqa: E402
 import docker  # noqa: E402
 import pytest  # noqa: E402
 import redis  # noqa: E402
-from docker.errors import APIError, NotFound  # noqa: E402
+from docker.errors import NotFound  # noqa: E402
 
 try:  # testcontainers >= 4.x keeps the Redis module under `community`; older 4.x releases at the top
     from testcontainers.community.redis import RedisContainer  # noqa: E402
@@ -38,6 +38,7 @@ from emulator.runtime.base import MANAGED  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 from emulator.settings import Settings  # noqa: E402
 from emulator.store.db import Store  # noqa: E402
+from tests.cleanup import remove_containers  # noqa: E402
 from tests.integration.lab import Lab  # noqa: E402
 
 REDIS_IMAGE = "amlemu/redis:latest"
@@ -50,17 +51,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if HERE in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.docker)
-
-
-def _remove_containers(client: docker.DockerClient, filters: dict) -> None:
-    for container in client.containers.list(all=True, filters=filters, ignore_removed=True):
-        try:
-            container.remove(force=True)
-        except NotFound:
-            pass
-        except APIError as exc:
-            if exc.status_code != 409:  # 409: removal already in progress
-                raise
 
 
 @pytest.fixture(scope="session")
@@ -155,7 +145,7 @@ def stack(docker_client) -> Iterator[str]:
     """A stack label unique to the test; every container labelled with it is removed afterwards."""
     name = f"it-{uuid.uuid4().hex[:10]}"
     yield name
-    _remove_containers(docker_client, {"label": [f"amlemu.stack={name}"]})
+    remove_containers(docker_client, {"label": [f"amlemu.stack={name}"]})
 
 
 @pytest.fixture
