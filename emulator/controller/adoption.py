@@ -5,13 +5,13 @@ import logging
 from collections.abc import Callable, Iterable
 
 from emulator.controller.steps import Steps
-from emulator.runtime.base import Observed, Runtime
+from emulator.runtime.base import Observed, Containers
 
 log = logging.getLogger("amlemu.controller")
 
 
 def reconcile_owned(keys: Iterable[str], containers: list[Observed], label: str,
-                    reconcile: Callable[[str, list[Observed]], None], runtime: Runtime, what: str,
+                    reconcile: Callable[[str, list[Observed]], None], runtime: Containers, what: str,
                     steps: Steps) -> None:
     """Each record on its own (`steps`): one that fails is logged and keeps its containers; the others go on."""
     by_key: dict[str, list[Observed]] = {}

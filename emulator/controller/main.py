@@ -23,7 +23,7 @@ from emulator.controller.reconcilers.instances import InstanceReconciler
 from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.controller.reconcilers.deleted_workspaces import Leftovers
-from emulator.controller.reconcilers.preemption import Preemptions
+from emulator.controller.scheduling.preemption import Preemptions
 from emulator.controller.reconcilers.sandboxes import Sandboxes
 from emulator.controller.staging import Stager
 from emulator.controller.steps import Steps

@@ -2,8 +2,8 @@
 
 Starting a container costs a third of a second or more; a job sent ahead would otherwise pay it after its node
 frees up. The stager lays out the rank and starts its container, which waits at its gate until a node claims
-the rank and opens it (see workers/attempts.py). Whoever takes the rank's stage key first, the stager or the
-claiming node, does the work; the other adopts it, so nothing is started twice.
+the rank and opens it (dispatch/job_container.py, workers/attempts.py). Whoever takes the rank's stage key first,
+the stager or the claiming node, does the work; the other adopts it, so nothing is started twice.
 """
 
 import logging
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import redis
 
-from emulator.runtime.base import Runtime
+from emulator.runtime.base import Containers
 from emulator.dispatch import job_container
 from emulator.dispatch import protocol
 from emulator.dispatch.protocol import Attempt
@@ -21,7 +21,7 @@ log = logging.getLogger("amlemu.controller")
 
 
 class Stager:
-    def __init__(self, runtime: Runtime, broker: redis.Redis, data_dir: Path, host_data_dir: Path, workers: int = 4):
+    def __init__(self, runtime: Containers, broker: redis.Redis, data_dir: Path, host_data_dir: Path, workers: int = 4):
         self.runtime, self.broker, self.data_dir, self.host_data_dir = runtime, broker, data_dir, host_data_dir
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stager")
 

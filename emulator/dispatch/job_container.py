@@ -17,7 +17,7 @@ from emulator.dispatch import protocol
 from emulator.dispatch.protocol import Attempt
 from emulator.errors import EmulatorError
 from emulator.runtime import labels
-from emulator.runtime.base import ContainerSpec, Exit, Observed, Runtime
+from emulator.runtime.base import ContainerSpec, Exit, Observed, Containers
 
 log = logging.getLogger("amlemu.node")
 WORKDIR = "/mnt/azureml/wd"  # the rank's working directory in its container
@@ -80,7 +80,7 @@ def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
                          user=attempt.user, working_dir=WORKDIR, drop_capabilities=True, pids_limit=JOB_PIDS_LIMIT)
 
 
-def stage(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Path, host_data_dir: Path) -> Observed:
+def stage(attempt: Attempt, runtime: Containers, broker: redis.Redis, data_dir: Path, host_data_dir: Path) -> Observed:
     """Lay out the rank's directories and start its container, waiting at its gate: in a network sandbox of
     its cluster's pool when one is free, else on the jobs network with a namespace of its own."""
     lay_out(attempt, data_dir)

@@ -1,6 +1,6 @@
 """Compute instances: what a user may ask of one (create, update, start, stop, restart, delete), checked and
-recorded on the compute row. The controller (controller/instances.py) brings the containers to what the
-record says and finishes the operation.
+recorded on the compute row. The controller (controller/reconcilers/instances.py) brings the containers to
+what the record says and finishes the operation.
 
 The record (`Compute.instance`) holds the state and last operation, the Jupyter token, a generation that
 every start or restart raises (containers of an older one go), the published ports once the container runs,

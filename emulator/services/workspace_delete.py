@@ -1,6 +1,7 @@
 """Deleting a workspace deletes what is in it, as in Azure. What runs in containers is marked for the controller
 (computes and online endpoints Deleting, live jobs cancelled); the controller then removes the containers, and
-forgets the jobs with their files once they have ended (controller/leftovers.py). Asset versions go at once."""
+forgets the jobs with their files once they have ended (controller/reconcilers/deleted_workspaces.py). Asset
+versions go at once."""
 
 from datetime import datetime
 

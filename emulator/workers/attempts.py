@@ -18,7 +18,7 @@ from pathlib import Path
 
 import redis
 
-from emulator.runtime.base import Observed, Runtime
+from emulator.runtime.base import Observed, Containers
 from emulator.workers import job_runner
 from emulator.dispatch import protocol
 from emulator.dispatch.protocol import Attempt
@@ -48,7 +48,7 @@ def _open_for_writing(fifo: Path) -> int | None:
         raise
 
 
-def open_gate(runtime: Runtime, container: Observed, gate: Path, env: dict[str, str], checks: str = "",
+def open_gate(runtime: Containers, container: Observed, gate: Path, env: dict[str, str], checks: str = "",
               limit_seconds: float = 120.0) -> None:
     """Let the container's command run, with `env` exported, once `checks` (shell lines) pass. Returns at once if
     the container ended without reaching its gate (no shell in the image, say): its exit code and log say why."""
@@ -69,7 +69,7 @@ def open_gate(runtime: Runtime, container: Observed, gate: Path, env: dict[str, 
         os.close(fd)
 
 
-def _container_for(attempt: Attempt, runtime: Runtime, broker: redis.Redis, data_dir: Path,
+def _container_for(attempt: Attempt, runtime: Containers, broker: redis.Redis, data_dir: Path,
                    host_data_dir: Path) -> Observed:
     """The claimed rank's container: the one the controller started ahead for it, or a new one."""
     if protocol.take_stage(broker, attempt):
@@ -90,7 +90,7 @@ def _wait_out_notice(broker: redis.Redis, node_id: str, limit_seconds: float = 6
         threading.Event().wait(0.5)
 
 
-def execute(message: dict, runtime: Runtime, broker: redis.Redis, node: "NodeIdentity", data_dir: Path,
+def execute(message: dict, runtime: Containers, broker: redis.Redis, node: "NodeIdentity", data_dir: Path,
             host_data_dir: Path, hand_back: Callable[[dict], None] = lambda _message: None,
             later: Callable[..., object] = job_runner.at_once) -> str:
     """Run one rank to its end. A stale or duplicate delivery does nothing (it is acked all the same); a

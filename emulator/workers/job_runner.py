@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from emulator.dispatch.job_container import recorded, tail
-from emulator.runtime.base import Exit, Observed, Runtime
+from emulator.runtime.base import Exit, Observed, Containers
 
 POLL_SECONDS = 0.02  # how often the exit file is looked for while the command runs
 
@@ -36,7 +36,7 @@ def at_once(fn: Callable[..., object], *args) -> object:
     return fn(*args)
 
 
-def _engine_end(runtime: Runtime, container_id: str) -> "Future[Exit]":
+def _engine_end(runtime: Containers, container_id: str) -> "Future[Exit]":
     """The engine's word on the end, for a shell killed before it could write (OOM, a kill from outside)."""
     end: Future[Exit] = Future()
 
@@ -50,7 +50,7 @@ def _engine_end(runtime: Runtime, container_id: str) -> "Future[Exit]":
     return end
 
 
-def run(runtime: Runtime, container: Observed, log_file: Path, exit_file: Path,
+def run(runtime: Containers, container: Observed, log_file: Path, exit_file: Path,
         on_ended: Callable[[Outcome], None] = lambda _: None,
         later: Callable[..., object] = at_once, memory_limited: bool = False,
         discard: Callable[[], object] | None = None) -> Outcome:

@@ -14,7 +14,7 @@ import redis
 from emulator.controller.specs.nodes import new_node_id, node_spec
 from emulator.controller.effects import Actuator, Effects
 from emulator.controller.scheduling.scheduler import JobScheduler
-from emulator.controller.reconcilers.preemption import Preemptions
+from emulator.controller.scheduling.preemption import Preemptions
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator.domain.compute import cluster

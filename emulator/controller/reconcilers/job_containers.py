@@ -11,7 +11,7 @@ from emulator.dispatch import job_container, protocol
 from emulator.dispatch.protocol import job_tag
 from emulator.domain.jobs.status import JobStatus
 from emulator.runtime import labels
-from emulator.runtime.base import Observed, Runtime
+from emulator.runtime.base import Observed, Containers
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository
@@ -20,7 +20,7 @@ log = logging.getLogger("amlemu.controller")
 
 
 class JobContainers:
-    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
+    def __init__(self, settings: Settings, store: Store, runtime: Containers, broker: redis.Redis,
                  active_attempts: Callable[[Repository], dict[str, int]]):
         self.settings, self.store, self.runtime, self.broker = settings, store, runtime, broker
         self.active_attempts = active_attempts  # job tag -> the attempt whose containers may run

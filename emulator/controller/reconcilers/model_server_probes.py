@@ -9,14 +9,14 @@ import httpx
 
 from emulator.domain.serving import deployments, model_server
 from emulator.domain.serving.probing import Probed
-from emulator.runtime.base import Observed, Runtime
+from emulator.runtime.base import Observed, Containers
 from emulator.store.db import Store
 
 log = logging.getLogger("amlemu.controller")
 
 
 class ModelServerProbes:
-    def __init__(self, store: Store, runtime: Runtime, clock: Callable[[], datetime], secret: bytes):
+    def __init__(self, store: Store, runtime: Containers, clock: Callable[[], datetime], secret: bytes):
         self.store, self.runtime, self.clock, self.secret = store, runtime, clock, secret
         self.states: dict[str, Probed] = {}  # container name -> what its probes found
         self.http = httpx.Client(timeout=2.0)

@@ -18,7 +18,7 @@ from emulator.controller.specs.sandboxes import pool_of, sandbox_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.domain.jobs import scheduling
 from emulator.domain.compute.cluster import NodeState
-from emulator.runtime.base import Observed, Runtime
+from emulator.runtime.base import Observed, Containers
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.dispatch import protocol
@@ -32,7 +32,7 @@ UP = (NodeState.IDLE, NodeState.RUNNING)
 
 
 class Sandboxes:
-    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
+    def __init__(self, settings: Settings, store: Store, runtime: Containers, broker: redis.Redis,
                  clock: Callable[[], datetime]):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         self.failures = StartFailures()  # per pool: a sandbox that would not start is tried again with backoff
