@@ -6,7 +6,7 @@ from fastapi import APIRouter, Body, Depends, Response
 
 from emulator.api import arm_endpoints, lro
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
-from emulator.scoring.table import mark_changed
+from emulator.store.changes import mark_changed
 from emulator.services import endpoints, workspaces
 
 router = APIRouter(dependencies=[Depends(authorized)])
