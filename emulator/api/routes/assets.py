@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
 
-from emulator.api import arm_assets
+from emulator.api.arm import assets as arm_assets
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain.assets import versioned as rules
 from emulator.services import assets, models, workspaces

@@ -5,7 +5,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Response
 
-from emulator.api import arm, lro
+from emulator.api import lro
+from emulator.api.arm import computes as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.errors import ValidationFailed
 from emulator.services import computes, workspaces

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query
 
-from emulator.api import arm_datastores
+from emulator.api.arm import datastores as arm_datastores
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain.storage import blob_access, datastores
 from emulator.domain.storage.datastores import Datastore

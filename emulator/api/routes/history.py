@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends
 
-from emulator.api import arm_jobs
+from emulator.api.arm import history as arm_jobs
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain import payload
 from emulator.errors import ValidationFailed

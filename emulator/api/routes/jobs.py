@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Query, Response
 from fastapi.responses import JSONResponse
 
-from emulator.api import arm_jobs
+from emulator.api.arm import jobs as arm_jobs
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain.assets import versioned as rules
 from emulator.domain.jobs.status import JobStatus

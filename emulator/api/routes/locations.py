@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
-from emulator.api import arm
+from emulator.api.arm import locations as arm
 from emulator.api.deps import LOCATION_PATH, Ctx, authorized
 from emulator.domain.compute import vm_sizes
 from emulator.errors import NotFound

@@ -4,7 +4,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Response
 
-from emulator.api import arm_endpoints, lro
+from emulator.api import lro
+from emulator.api.arm import online_endpoints as arm_endpoints
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.store.changes import mark_changed
 from emulator.services import endpoints, workspaces

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Response
 from fastapi.responses import JSONResponse
 
-from emulator.api import arm
+from emulator.api.arm import workspaces as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain.storage import blob_access
 from emulator.services import workspace_delete, workspaces
