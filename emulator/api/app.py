@@ -13,10 +13,11 @@ from emulator.api import errors
 from emulator.api.deps import Context
 from emulator.api.routes import (assets, blobs, computes, datastores, deployments, emulator, history, identity, jobs,
                                  locations, online_endpoints, workspaces)
-from emulator.services import account_migration
-from emulator.services import workspaces as workspace_service
+from emulator.services.facade import Services
 from emulator.settings import Settings
+from emulator.store.changes import Listener, mark_changed
 from emulator.store.db import Store
+from emulator.store.tables import Compute, Job, Node, OnlineDeployment, OnlineEndpoint, Workspace
 
 log = logging.getLogger("amlemu.api")
 
@@ -81,16 +82,39 @@ class ArmPaths:
                 log.info("api-version %s is not one amlemu was written against; serving it anyway", value)
 
 
+# What the controller acts on, and what the scoring router's table is read from (scoring/table.py).
+CONTROLLER_TABLES = frozenset(t.__tablename__ for t in (Workspace, Compute, Node, Job, OnlineEndpoint,
+                                                         OnlineDeployment))
+ROUTING_TABLES = frozenset(t.__tablename__ for t in (OnlineEndpoint, OnlineDeployment))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _tell(settings: Settings, wake: Callable[[], None]) -> Listener:
+    """What a request committed goes to those who act on it: the scoring router, whose table is marked stale
+    (the next scoring request rereads it), and the controller, nudged (best effort: its next pass finds the
+    work all the same)."""
+    def told(tables: frozenset[str]) -> None:
+        if tables & ROUTING_TABLES:
+            mark_changed(settings.routes_changed)
+        if tables & CONTROLLER_TABLES:
+            wake()
+    return told
+
+
 def create_app(settings: Settings, store: Store | None = None, wake: Callable[[], None] = lambda: None) -> FastAPI:
-    """`wake` tells the controller there is work (a submission, a cancel) so it need not wait for its next pass."""
+    """`wake` tells the controller there is work (a submission, a cancel) so it need not wait for its next pass:
+    called after each request that changed what the controller acts on."""
     store = store or Store(settings.db_url)
     secret = tokens.load_secret(settings.data_dir / "token.key")
-    with store.transaction() as repo:
-        workspace_service.ensure_default(repo, settings, datetime.now(UTC))
-        account_migration.migrate(repo, settings.data_dir)  # data of earlier versions: one account per workspace
+    services = Services.build(settings, store, secret, _now)
+    services.workspaces.prepare()
+    store.after_commit(_tell(settings, wake))
     app = FastAPI(title="amlemu control plane", version="0.1.0",
                   description="Azure Machine Learning REST API, served locally.")
-    app.state.context = Context(settings=settings, store=store, secret=secret, wake=wake)
+    app.state.context = Context(settings=settings, secret=secret, services=services, clock=_now)
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
                    emulator.router):

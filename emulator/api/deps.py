@@ -1,24 +1,29 @@
-"""What routes get injected: the context built once in create_app, the caller's identity, the workspace."""
+"""What routes get injected: the context built once in create_app (settings, secret, the services), the
+caller's identity, the workspace."""
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Callable
 
 from fastapi import Depends, Header, Request
 
 from emulator import tokens
 from emulator.domain.ids import WorkspaceRef
+from emulator.services.facade import Services
 from emulator.settings import Settings
-from emulator.store.db import Store
 
 
 @dataclass
 class Context:
     settings: Settings
-    store: Store
     secret: bytes
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-    wake: Callable[[], None] = lambda: None  # nudges the controller; best effort, the job is stored already
+    services: Services
+    clock: Callable[[], datetime]
+
+    @property
+    def store(self):
+        """The store behind the services: for whoever owns the app (to close it) and tests (to seed it)."""
+        return self.services.store
 
 
 def context(request: Request) -> Context:

@@ -4,8 +4,8 @@ from fastapi import Response
 from fastapi.responses import JSONResponse
 
 from emulator.domain.ids import location_id
+from emulator.services.rows import Operation
 from emulator.settings import Settings
-from emulator.store.tables import Operation
 
 
 def status_url(settings: Settings, subscription: str, location: str, op: Operation) -> str:

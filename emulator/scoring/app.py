@@ -25,6 +25,7 @@ from emulator.domain.serving import model_server
 from emulator.errors import Unauthorized
 from emulator.scoring import forward, table
 from emulator.settings import Settings
+from emulator.store import changes
 from emulator.store.db import Store
 
 log = logging.getLogger("amlemu.scoring")
@@ -66,7 +67,7 @@ class Router:
 
     async def refresh(self) -> None:
         async with self._reading:
-            started, seen = time.monotonic(), table.changed_at(self.settings.routes_changed)
+            started, seen = time.monotonic(), changes.changed_at(self.settings.routes_changed)
             self.routes = await asyncio.to_thread(table.load, self.store, self.secret)
             self._refreshed, self._seen = started, seen  # the table is the store as of then
 
@@ -122,7 +123,7 @@ class Router:
         if len(parts) != 3 or parts[0] != "endpoints" or parts[2] not in ("score", "swagger.json"):
             raise Reply(404, f"No scoring route at {scope['path']}: use /endpoints/<endpoint>/score.")
         arrived = time.monotonic()
-        if table.changed_at(self.settings.routes_changed) > self._seen:  # a stat: microseconds
+        if changes.changed_at(self.settings.routes_changed) > self._seen:  # a stat: microseconds
             # The api changed keys, traffic or deployments and told its client so: never route on the old table.
             await self.refresh_since(arrived)
         body = await _read(scope, receive, self.settings.scoring_max_request_bytes)

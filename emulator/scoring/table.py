@@ -2,7 +2,6 @@
 its deployments. Rebuilt from the database every refresh; requests only read the latest snapshot."""
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from emulator.domain import durations
 
@@ -30,18 +29,6 @@ class Endpoint:
 
     def deployment(self, name: str) -> Deployment | None:
         return self.deployments.get(name.lower())
-
-
-def mark_changed(marker: Path) -> None:
-    """Keys, traffic or deployments changed (in a committed transaction): a request arriving after this reads them."""
-    marker.touch()
-
-
-def changed_at(marker: Path) -> int:
-    try:
-        return marker.stat().st_mtime_ns
-    except FileNotFoundError:
-        return 0
 
 
 def load(store: Store, secret: bytes) -> dict[str, Endpoint]:

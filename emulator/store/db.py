@@ -9,6 +9,7 @@ from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from emulator.store.changes import CommitHook, Listener
 from emulator.store.repositories import Repository
 from emulator.store.tables import Base
 
@@ -58,6 +59,7 @@ class Store:
         # a burst of submissions); queued on a lock of the process, the next one goes the moment it is free.
         self._writers = threading.RLock() if sqlite else contextlib.nullcontext()
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._commits = CommitHook(self._sessions)
         with self.engine.begin() as conn:
             Base.metadata.create_all(conn)
             _add_new_columns(conn)
@@ -71,6 +73,11 @@ class Store:
                     yield Repository(session)
             finally:
                 session.close()
+
+    def after_commit(self, listener: Listener) -> None:
+        """Have `listener` told the tables each committed transaction() of this Store wrote. It is told as the
+        commit ends, before the writer lock is released: it must be quick (a file touched, a nudge sent)."""
+        self._commits.listen(listener)
 
     @contextmanager
     def reading(self) -> Iterator[Repository]:

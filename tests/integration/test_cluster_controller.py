@@ -13,7 +13,7 @@ import docker
 import pytest
 import redis
 
-from emulator.api import arm
+from emulator.api.arm import computes as arm
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.domain.compute.cluster import NodeState
 from emulator.runtime.base import MANAGED, ContainerSpec, Observed

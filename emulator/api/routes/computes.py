@@ -5,48 +5,41 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Response
 
-from emulator.api import arm, lro
+from emulator.api import lro
+from emulator.api.arm import computes as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.errors import ValidationFailed
-from emulator.services import computes, workspaces
+from emulator.services.facade.computes import ComputeView
 
 router = APIRouter(dependencies=[Depends(authorized)])
 COMPUTE = WS_PATH + "/computes/{compute_name}"
 
 
+def _shaped(view: ComputeView) -> dict:
+    return arm.compute(view.row, view.nodes, view.workspace)
+
+
 @router.get(WS_PATH + "/computes")
 def list_computes(ctx: Ctx, ws: Ws) -> dict:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        rows = repo.computes(ws.key)
-        return {"value": [arm.compute(r, repo.nodes(r.key), workspace) for r in rows], "nextLink": None}
+    return {"value": [_shaped(v) for v in ctx.services.computes.listed(ws)], "nextLink": None}
 
 
 @router.get(COMPUTE)
 def get_compute(ctx: Ctx, ws: Ws, compute_name: str) -> dict:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        row = computes.get(repo, ws, compute_name)
-        return arm.compute(row, repo.nodes(row.key), workspace)
+    return _shaped(ctx.services.computes.get(ws, compute_name))
 
 
 @router.put(COMPUTE)
 def put_compute(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        row, op, created = computes.put(repo, ws, workspace, compute_name, body, ctx.clock())
-        content = arm.compute(row, repo.nodes(row.key), workspace)
-    url = lro.status_url(ctx.settings, ws.subscription, row.location, op)
-    return lro.accepted(content, 201 if created else 200, url)
+    view, op, created = ctx.services.computes.put(ws, compute_name, body)
+    url = lro.status_url(ctx.settings, ws.subscription, view.row.location, op)
+    return lro.accepted(_shaped(view), 201 if created else 200, url)
 
 
 @router.patch(COMPUTE)
 def patch_compute(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        row, op = computes.patch_scale(repo, ws, workspace, compute_name, body, ctx.clock())
-        content = arm.compute(row, repo.nodes(row.key), workspace)
-    return lro.accepted(content, 200, lro.status_url(ctx.settings, ws.subscription, row.location, op))
+    view, op = ctx.services.computes.patch_scale(ws, compute_name, body)
+    return lro.accepted(_shaped(view), 200, lro.status_url(ctx.settings, ws.subscription, view.row.location, op))
 
 
 @router.delete(COMPUTE)
@@ -54,36 +47,25 @@ def delete_compute(ctx: Ctx, ws: Ws, compute_name: str, underlyingResourceAction
     if underlyingResourceAction.lower() not in ("delete", "detach"):
         raise ValidationFailed("underlyingResourceAction must be Delete or Detach.",
                                target="underlyingResourceAction")
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        deleted = computes.delete(repo, ws, compute_name, ctx.clock())
-    row, op = deleted or (None, None)
+    row, op = ctx.services.computes.delete(ws, compute_name) or (None, None)
     return lro.started(ctx.settings, ws.subscription, row.location if row else "", op)
 
 
 @router.post(COMPUTE + "/updateIdleShutdownSetting")
 def update_idle_shutdown(ctx: Ctx, ws: Ws, compute_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        computes.update_idle_shutdown(repo, ws, compute_name, body, ctx.clock())
+    ctx.services.computes.update_idle_shutdown(ws, compute_name, body)
     return Response(status_code=200)
 
 
 @router.post(COMPUTE + "/listNodes")
 def list_nodes(ctx: Ctx, ws: Ws, compute_name: str) -> dict:
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        row = computes.get(repo, ws, compute_name)
-        nodes = repo.nodes(row.key) if row.compute_type == "AmlCompute" else []  # an instance's agent is no node
-        return {"nodes": [arm.node(n) for n in nodes], "nextLink": None}
+    return {"nodes": [arm.node(n) for n in ctx.services.computes.nodes(ws, compute_name)], "nextLink": None}
 
 
 def _instance_action(verb: str):
     def act(ctx: Ctx, ws: Ws, compute_name: str) -> Response:
         """start, stop, restart (compute instances): 202, and an operation that ends when the instance gets there."""
-        with ctx.store.transaction() as repo:
-            workspaces.get(repo, ws)
-            row, op = computes.act(repo, ws, compute_name, verb, ctx.clock())
+        row, op = ctx.services.computes.act(ws, compute_name, verb)
         return lro.accepted(None, 202, lro.status_url(ctx.settings, ws.subscription, row.location, op))
     return act
 

@@ -8,7 +8,6 @@ from fastapi import APIRouter, Body, Depends
 from emulator.api.deps import Ctx, authorized
 from emulator.domain import names
 from emulator.domain.ids import WorkspaceRef
-from emulator.services import workspaces
 
 router = APIRouter(dependencies=[Depends(authorized)])
 RG = "/subscriptions/{subscription_id}/resourceGroups/{resource_group}"
@@ -25,9 +24,8 @@ def get_resource_group(ctx: Ctx, subscription_id: str, resource_group: str) -> d
 @router.put(RG + "/providers/Microsoft.Resources/deployments/{deployment}")
 def put_deployment(ctx: Ctx, subscription_id: str, resource_group: str, deployment: str,
                    body: Annotated[dict[str, Any], Body()]) -> dict:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.from_template(repo, subscription_id, resource_group, body, ctx.clock())
-        workspace_id = WorkspaceRef(subscription_id, resource_group, workspace.name).arm_id
+    workspace = ctx.services.workspaces.from_template(subscription_id, resource_group, body)
+    workspace_id = WorkspaceRef(subscription_id, resource_group, workspace.name).arm_id
     # Done at once: the poller then makes no further call and the SDK reads the workspace back.
     return {"id": f"{RG.format(subscription_id=subscription_id, resource_group=resource_group)}"
                   f"/providers/Microsoft.Resources/deployments/{deployment}",

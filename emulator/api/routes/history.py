@@ -5,11 +5,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends
 
-from emulator.api import arm_jobs
+from emulator.api.arm import history as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain import payload
 from emulator.errors import ValidationFailed
-from emulator.services import jobs, workspaces
 
 router = APIRouter()
 HISTORY = f"/history/v1.0{WS_PATH}"
@@ -25,24 +24,20 @@ def discovery(ctx: Ctx) -> dict:
 
 @router.get(HISTORY + "/runs/{run_id}/details", dependencies=[Depends(authorized)])
 def run_details(ctx: Ctx, ws: Ws, run_id: str) -> dict:
-    with ctx.store.transaction() as repo:
-        job, workspace = jobs.get(repo, ws, run_id), workspaces.get(repo, ws)
-    return arm_jobs.run_details(job, workspace, ctx.settings, ctx.secret, ctx.clock())
+    job, workspace = ctx.services.jobs.get(ws, run_id)
+    return arm.run_details(job, workspace, ctx.settings, ctx.secret, ctx.clock())
 
 
 @router.get(HISTORY + "/runs/{run_id}", dependencies=[Depends(authorized)])
 def run(ctx: Ctx, ws: Ws, run_id: str) -> dict:
-    with ctx.store.transaction() as repo:
-        return arm_jobs.run(jobs.get(repo, ws, run_id), workspaces.get(repo, ws))
+    return arm.run(*ctx.services.jobs.get(ws, run_id))
 
 
 @router.post(HISTORY + "/rundata", dependencies=[Depends(authorized)])
 def run_data(ctx: Ctx, ws: Ws, body: Annotated[dict[str, Any], Body()]) -> dict:
     run_id = payload.string(body.get("runId"), "runId")
-    with ctx.store.transaction() as repo:
-        job = jobs.get(repo, ws, run_id or "")
-        return {"runMetadata": arm_jobs.run(job, workspaces.get(repo, ws)), "runDefinition": None,
-                "jobSpecification": None}
+    return {"runMetadata": arm.run(*ctx.services.jobs.get(ws, run_id or "")), "runDefinition": None,
+            "jobSpecification": None}
 
 
 @router.post(f"/data/v1.0{WS_PATH}/dataversion/batchGetResolvedUris", dependencies=[Depends(authorized)])
@@ -51,6 +46,4 @@ def resolved_uris(ctx: Ctx, ws: Ws, body: Annotated[dict[str, Any], Body()]) -> 
     ids = body.get("values")
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         raise ValidationFailed("values must be a list of data asset ids.", target="values")
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        return {"values": {asset_id: found for asset_id in ids if (found := jobs.output_location(repo, ws, asset_id))}}
+    return {"values": ctx.services.jobs.output_locations(ws, ids)}

@@ -5,11 +5,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Query, Response
 from fastapi.responses import JSONResponse
 
-from emulator.api import arm_jobs
+from emulator.api.arm import jobs as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain.assets import versioned as rules
 from emulator.domain.jobs.status import JobStatus
-from emulator.services import jobs, workspaces
 
 router = APIRouter(dependencies=[Depends(authorized)])
 JOB = f"{WS_PATH}/jobs/{{name}}"
@@ -17,45 +16,33 @@ JOB = f"{WS_PATH}/jobs/{{name}}"
 
 @router.put(JOB)
 def put_job(ctx: Ctx, ws: Ws, name: str, body: Annotated[dict[str, Any], Body()]) -> JSONResponse:
-    with ctx.store.transaction() as repo:
-        row, created = jobs.put(repo, ws, name, body, ctx.clock())
-        response = JSONResponse(arm_jobs.job(row, workspaces.get(repo, ws), ctx.settings),
-                                status_code=201 if created else 200)
-    ctx.wake()
-    return response
+    row, created, workspace = ctx.services.jobs.put(ws, name, body)
+    return JSONResponse(arm.job(row, workspace, ctx.settings), status_code=201 if created else 200)
 
 
 @router.get(JOB)
 def get_job(ctx: Ctx, ws: Ws, name: str) -> dict:
-    with ctx.store.transaction() as repo:
-        return arm_jobs.job(jobs.get(repo, ws, name), workspaces.get(repo, ws), ctx.settings)
+    return arm.job(*ctx.services.jobs.get(ws, name), ctx.settings)
 
 
 @router.get(f"{WS_PATH}/jobs")
 def list_jobs(ctx: Ctx, ws: Ws, view: Annotated[str | None, Query(alias="listViewType")] = None) -> dict:
     query = rules.list_query(None, None, view)
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        return {"value": [arm_jobs.job(j, workspace, ctx.settings) for j in jobs.listed(repo, ws, query.view)],
-                "nextLink": None}
+    rows, workspace = ctx.services.jobs.listed(ws, query.view)
+    return {"value": [arm.job(j, workspace, ctx.settings) for j in rows], "nextLink": None}
 
 
 @router.post(JOB + "/cancel")
 def cancel_job(ctx: Ctx, ws: Ws, name: str) -> Response:
     """200 when the job ended at once; 202 with a Location the SDK polls while its container stops."""
-    with ctx.store.transaction() as repo:
-        row = jobs.cancel(repo, ws, name, ctx.clock())
-    ctx.wake()
-    if row.status == JobStatus.CANCEL_REQUESTED:
+    if ctx.services.jobs.cancel(ws, name).status == JobStatus.CANCEL_REQUESTED:
         return _cancelling(ctx, ws, name)
     return Response(status_code=200)
 
 
 @router.get(JOB + "/cancelStatus")
 def cancel_status(ctx: Ctx, ws: Ws, name: str) -> Response:
-    with ctx.store.transaction() as repo:
-        row = jobs.get(repo, ws, name)
-    if row.status == JobStatus.CANCEL_REQUESTED:
+    if ctx.services.jobs.job(ws, name).status == JobStatus.CANCEL_REQUESTED:
         return _cancelling(ctx, ws, name)
     return Response(status_code=200)
 

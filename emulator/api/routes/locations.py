@@ -3,11 +3,9 @@
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
-from emulator.api import arm
+from emulator.api.arm import locations as arm
 from emulator.api.deps import LOCATION_PATH, Ctx, authorized
 from emulator.domain.compute import vm_sizes
-from emulator.errors import NotFound
-from emulator.services import usage
 
 router = APIRouter(dependencies=[Depends(authorized)])
 
@@ -19,16 +17,12 @@ def list_vm_sizes(subscription_id: str, location: str) -> dict:
 
 @router.get(LOCATION_PATH + "/usages")
 def list_usages(ctx: Ctx, subscription_id: str, location: str) -> dict:
-    with ctx.store.transaction() as repo:
-        return {"value": usage.usages(repo, subscription_id, location), "nextLink": None}
+    return {"value": ctx.services.locations.usages(subscription_id, location), "nextLink": None}
 
 
 @router.get(LOCATION_PATH + "/computeOperationsStatus/{operation_id}")
 def operation_status(ctx: Ctx, subscription_id: str, location: str, operation_id: str) -> JSONResponse:
-    with ctx.store.transaction() as repo:
-        op = repo.operation(operation_id)
-        if op is None:
-            raise NotFound(f"Operation '{operation_id}' was not found.", target="operationId")
-        # The poller takes its delay from the latest response: without Retry-After it waits 30 s.
-        headers = {"Retry-After": "1"} if op.status == "InProgress" else {}
-        return JSONResponse(arm.operation(op, subscription_id, location), headers=headers)
+    op = ctx.services.locations.operation(operation_id)
+    # The poller takes its delay from the latest response: without Retry-After it waits 30 s.
+    headers = {"Retry-After": "1"} if op.status == "InProgress" else {}
+    return JSONResponse(arm.operation(op, subscription_id, location), headers=headers)

@@ -4,10 +4,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Response
 
-from emulator.api import arm_endpoints, lro
+from emulator.api import lro
+from emulator.api.arm import online_endpoints as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
-from emulator.scoring.table import mark_changed
-from emulator.services import endpoints, workspaces
+from emulator.services.facade.online_endpoints import DeploymentView
 
 router = APIRouter(dependencies=[Depends(authorized)])
 ENDPOINTS = WS_PATH + "/onlineEndpoints"
@@ -18,110 +18,74 @@ OptionalBody = Annotated[dict[str, Any] | None, Body()]
 
 @router.get(ENDPOINTS)
 def list_endpoints(ctx: Ctx, ws: Ws) -> dict:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        return {"value": [arm_endpoints.endpoint(r, workspace, ctx.settings) for r in repo.online_endpoints(ws.key)],
-                "nextLink": None}
+    rows, workspace = ctx.services.online_endpoints.listed(ws)
+    return {"value": [arm.endpoint(r, workspace, ctx.settings) for r in rows], "nextLink": None}
 
 
 @router.get(ENDPOINT)
 def get_endpoint(ctx: Ctx, ws: Ws, endpoint_name: str) -> dict:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        return arm_endpoints.endpoint(endpoints.get_endpoint(repo, ws, endpoint_name), workspace, ctx.settings)
+    return arm.endpoint(*ctx.services.online_endpoints.get(ws, endpoint_name), ctx.settings)
 
 
 @router.put(ENDPOINT)
 def put_endpoint(ctx: Ctx, ws: Ws, endpoint_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        row, op, created = endpoints.put_endpoint(repo, ws, workspace, endpoint_name, body, ctx.clock())
-        content = arm_endpoints.endpoint(row, workspace, ctx.settings)
-    mark_changed(ctx.settings.routes_changed)
-    return lro.accepted(content, 201 if created else 200, lro.status_url(ctx.settings, ws.subscription,
-                                                                         row.location, op))
+    row, op, created, workspace = ctx.services.online_endpoints.put(ws, endpoint_name, body)
+    return lro.accepted(arm.endpoint(row, workspace, ctx.settings), 201 if created else 200,
+                        lro.status_url(ctx.settings, ws.subscription, row.location, op))
 
 
 @router.delete(ENDPOINT)
 def delete_endpoint(ctx: Ctx, ws: Ws, endpoint_name: str) -> Response:
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        deleted = endpoints.delete_endpoint(repo, ws, endpoint_name, ctx.clock())
-    row, op = deleted or (None, None)
-    ctx.wake()
-    mark_changed(ctx.settings.routes_changed)
+    row, op = ctx.services.online_endpoints.delete(ws, endpoint_name) or (None, None)
     return lro.started(ctx.settings, ws.subscription, row.location if row else "", op)
 
 
 @router.post(ENDPOINT + "/listKeys")
 def list_keys(ctx: Ctx, ws: Ws, endpoint_name: str) -> dict:
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        return endpoints.keys(repo, ws, endpoint_name)
+    return ctx.services.online_endpoints.keys(ws, endpoint_name)
 
 
 @router.post(ENDPOINT + "/regenerateKeys")
 def regenerate_keys(ctx: Ctx, ws: Ws, endpoint_name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        row, op = endpoints.regenerate_key(repo, ws, endpoint_name, body, ctx.clock())
-    mark_changed(ctx.settings.routes_changed)
+    row, op = ctx.services.online_endpoints.regenerate_key(ws, endpoint_name, body)
     return lro.started(ctx.settings, ws.subscription, row.location, op)
 
 
 @router.post(ENDPOINT + "/token")
 def get_token(ctx: Ctx, ws: Ws, endpoint_name: str) -> dict:
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        return endpoints.token(repo, ws, endpoint_name, ctx.secret, ctx.clock())
+    return ctx.services.online_endpoints.token(ws, endpoint_name)
+
+
+def _shaped(view: DeploymentView) -> dict:
+    return arm.deployment(view.row, view.endpoint, view.workspace)
 
 
 @router.get(ENDPOINT + "/deployments")
 def list_deployments(ctx: Ctx, ws: Ws, endpoint_name: str) -> dict:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        parent = endpoints.get_endpoint(repo, ws, endpoint_name)
-        return {"value": [arm_endpoints.deployment(r, parent, workspace) for r in repo.online_deployments(parent.key)],
-                "nextLink": None}
+    return {"value": [_shaped(v) for v in ctx.services.online_deployments.listed(ws, endpoint_name)],
+            "nextLink": None}
 
 
 @router.get(DEPLOYMENT)
 def get_deployment(ctx: Ctx, ws: Ws, endpoint_name: str, deployment_name: str) -> dict:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        row = endpoints.get_deployment(repo, ws, endpoint_name, deployment_name)
-        return arm_endpoints.deployment(row, endpoints.get_endpoint(repo, ws, endpoint_name), workspace)
+    return _shaped(ctx.services.online_deployments.get(ws, endpoint_name, deployment_name))
 
 
 @router.put(DEPLOYMENT)
 def put_deployment(ctx: Ctx, ws: Ws, endpoint_name: str, deployment_name: str,
                    body: Annotated[dict[str, Any], Body()]) -> Response:
-    with ctx.store.transaction() as repo:
-        workspace = workspaces.get(repo, ws)
-        row, op, created = endpoints.put_deployment(repo, ctx.settings, ws, endpoint_name, deployment_name, body,
-                                                    ctx.clock())
-        content = arm_endpoints.deployment(row, endpoints.get_endpoint(repo, ws, endpoint_name), workspace)
-    ctx.wake()
-    mark_changed(ctx.settings.routes_changed)
+    view, op, created = ctx.services.online_deployments.put(ws, endpoint_name, deployment_name, body)
+    content = _shaped(view)
     return lro.accepted(content, 201 if created else 200, lro.status_url(ctx.settings, ws.subscription,
                                                                          content["location"], op))
 
 
 @router.delete(DEPLOYMENT)
 def delete_deployment(ctx: Ctx, ws: Ws, endpoint_name: str, deployment_name: str) -> Response:
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        deleted = endpoints.delete_deployment(repo, ws, endpoint_name, deployment_name, ctx.clock())
-    row, op = deleted or (None, None)
-    ctx.wake()
-    mark_changed(ctx.settings.routes_changed)
+    row, op = ctx.services.online_deployments.delete(ws, endpoint_name, deployment_name) or (None, None)
     return lro.started(ctx.settings, ws.subscription, row.body["location"] if row else "", op)
 
 
 @router.post(DEPLOYMENT + "/getLogs")
 def get_logs(ctx: Ctx, ws: Ws, endpoint_name: str, deployment_name: str, body: OptionalBody = None) -> dict:
-    with ctx.store.transaction() as repo:
-        workspaces.get(repo, ws)
-        row = endpoints.get_deployment(repo, ws, endpoint_name, deployment_name)
-        parent = endpoints.get_endpoint(repo, ws, endpoint_name)
-    return endpoints.logs(ctx.settings, row, parent, body)
+    return ctx.services.online_deployments.logs(ws, endpoint_name, deployment_name, body)

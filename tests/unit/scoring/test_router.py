@@ -12,6 +12,7 @@ from emulator.scoring import forward, table
 from emulator.scoring.app import Router
 from emulator.services import endpoints
 from emulator.settings import Settings
+from emulator.store import changes
 
 SECRET = b"s" * 32
 KEY = "/subscriptions/s/resourcegroups/rg/providers/microsoft.machinelearningservices/workspaces/w/onlineendpoints/ep"
@@ -147,7 +148,7 @@ def test_a_change_the_api_marked_is_read_before_the_next_request(tmp_path, monke
                                   r.routes["ep"].deployments)}
     monkeypatch.setattr(table, "load", lambda store, secret: moved)
     r._refreshed = 0.0  # as a router that read the store long ago
-    table.mark_changed(r.settings.routes_changed)
+    changes.mark_changed(r.settings.routes_changed)
     assert [call(r, auth).text for _ in range(3)] == ["g1:5001"] * 3
 
 

@@ -1,10 +1,10 @@
 """ARM shapes of datastores and their secrets."""
 
-from emulator.api.arm import system_data, workspace_id
+from emulator.api.arm.envelope import system_data, workspace_id
 from emulator.domain.storage.datastores import Datastore
 from emulator.domain.ids import PROVIDER
+from emulator.services.rows import Workspace
 from emulator.settings import Settings
-from emulator.store.tables import Workspace
 
 
 def datastore(store: Datastore, workspace: Workspace, settings: Settings) -> dict:

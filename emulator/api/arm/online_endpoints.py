@@ -1,9 +1,9 @@
 """ARM shapes of online endpoints and deployments: what the SDK reads back."""
 
-from emulator.api.arm import system_data, workspace_id
+from emulator.api.arm.envelope import system_data, workspace_id
 from emulator.domain.ids import PROVIDER
+from emulator.services.rows import OnlineDeployment, OnlineEndpoint, Workspace
 from emulator.settings import Settings
-from emulator.store.tables import OnlineDeployment, OnlineEndpoint, Workspace
 
 PRINCIPAL_ID = "00000000-0000-0000-0000-0000000000a2"
 TENANT_ID = "72f988bf-0000-0000-0000-00000000a4e1"

@@ -1,28 +1,15 @@
-"""ARM shape of a job: its stored body with the read-only status and services the SDK reads back."""
+"""RunHistory shapes of a job, as `jobs.stream` and `jobs.download` read them: its run, details and outputs."""
 
 import uuid
 from datetime import datetime
 from urllib.parse import quote
 
-from emulator.api.arm import iso, system_data, workspace_id
+from emulator.api.arm.envelope import iso
 from emulator.domain.jobs import artifacts
+from emulator.domain.ids import WorkspaceRef
 from emulator.domain.storage import blob_access, datastores
-from emulator.domain.ids import PROVIDER, WorkspaceRef
+from emulator.services.rows import Job, Workspace
 from emulator.settings import Settings
-from emulator.store.tables import Job, Workspace
-
-
-def job(row: Job, workspace: Workspace, settings: Settings) -> dict:
-    arm_id = f"{workspace_id(workspace)}/jobs/{row.name}"
-    services = {"Studio": {"jobServiceType": "Studio", "endpoint": f"{settings.public_url}/studio{arm_id}",
-                           "status": None, "errorMessage": None, "properties": None, "port": None},
-                "Tracking": {"jobServiceType": "Tracking", "endpoint": f"azureml://{workspace.location}"
-                             f".api.azureml.ms/mlflow/v1.0{workspace_id(workspace)}?", "status": None,
-                             "errorMessage": None, "properties": None, "port": None}}
-    props = {**row.body, "status": row.status, "services": services}
-    return {"id": arm_id, "name": row.name, "type": f"{PROVIDER}/workspaces/jobs",
-            "systemData": system_data(row.created_at, row.modified_at), "properties": props}
-
 
 _OUTPUT_TYPES = {"uri_file": "uri_file"}  # folders and models alike download as folders
 

@@ -1,9 +1,9 @@
 """ARM shapes of code, environment and model assets: versions and their containers."""
 
-from emulator.api.arm import system_data, workspace_id
+from emulator.api.arm.envelope import system_data, workspace_id
 from emulator.domain.assets import versioned
 from emulator.domain.ids import PROVIDER
-from emulator.store.tables import AssetVersion, Workspace
+from emulator.services.rows import AssetVersion, Workspace
 
 
 def version(row: AssetVersion, workspace: Workspace) -> dict:

@@ -1,0 +1,45 @@
+"""ARM shapes of computes and of a cluster's nodes: what the SDK reads back."""
+
+from emulator.api.arm.envelope import iso, system_data, workspace_id
+from emulator.domain.compute import cluster
+from emulator.domain.ids import PROVIDER
+from emulator.services import instances
+from emulator.services.rows import Compute, Node, Workspace
+
+
+def _cluster_status(row: Compute, nodes: list[Node]) -> dict:
+    states = [cluster.NodeState(n.state) for n in nodes]
+    return {"allocationState": row.allocation_state,
+            "allocationStateTransitionTime": iso(row.allocation_changed_at),
+            "currentNodeCount": cluster.current_count(states),
+            "targetNodeCount": row.target_nodes,
+            "nodeStateCounts": cluster.node_state_counts(states),
+            "errors": row.errors}
+
+
+def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None) -> dict:
+    body = row.body
+    outer = body["properties"]
+    inner = {"isolatedNetwork": False, "remoteLoginPortPublicAccess": "NotSpecified", "enableNodePublicIp": True,
+             "subnet": None, "userAccountCredentials": None, "virtualMachineImage": None,
+             **outer.get("properties", {})}
+    if row.compute_type == "AmlCompute":
+        inner.update(_cluster_status(row, nodes))
+    elif row.compute_type == "ComputeInstance":
+        inner.update(instances.arm_status(row))
+    parent = workspace_id(workspace_row) if workspace_row else row.key.rsplit("/computes/", 1)[0]
+    arm_id = f"{parent}/computes/{row.name}"
+    return {"id": arm_id, "name": row.name, "type": f"{PROVIDER}/workspaces/computes", "location": row.location,
+            "tags": body.get("tags", {}), "identity": body.get("identity"),
+            "systemData": system_data(row.created_at, row.modified_at),
+            "properties": {"computeType": row.compute_type, "computeLocation": row.location,
+                           "provisioningState": row.provisioning_state, "description": outer.get("description"),
+                           "createdOn": iso(row.created_at), "modifiedOn": iso(row.modified_at),
+                           "resourceId": None, "provisioningErrors": row.provisioning_errors,
+                           "isAttachedCompute": False, "disableLocalAuth": outer.get("disableLocalAuth", True),
+                           "properties": inner}}
+
+
+def node(row: Node) -> dict:
+    return {"nodeId": row.node_id, "privateIpAddress": row.private_ip, "publicIpAddress": "127.0.0.1",
+            "port": 50000, "nodeState": row.state, "runId": row.run_id}

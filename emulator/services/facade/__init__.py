@@ -1,0 +1,37 @@
+"""The api's services: one object per resource, each method one transaction on the store they share."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from emulator.services.facade.assets import Assets
+from emulator.services.facade.computes import Computes
+from emulator.services.facade.datastores import Datastores
+from emulator.services.facade.jobs import Jobs
+from emulator.services.facade.locations import Locations
+from emulator.services.facade.online_endpoints import OnlineDeployments, OnlineEndpoints
+from emulator.services.facade.preemption import Preemption
+from emulator.services.facade.workspaces import Workspaces
+from emulator.settings import Settings
+from emulator.store.db import Store
+
+
+@dataclass(frozen=True)
+class Services:
+    store: Store
+    workspaces: Workspaces
+    computes: Computes
+    locations: Locations
+    assets: Assets
+    datastores: Datastores
+    jobs: Jobs
+    online_endpoints: OnlineEndpoints
+    online_deployments: OnlineDeployments
+    preemption: Preemption
+
+    @classmethod
+    def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
+        def each(kind):
+            return kind(settings, store, secret, clock)
+        return cls(store, each(Workspaces), each(Computes), each(Locations), each(Assets), each(Datastores),
+                   each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption))

@@ -1,0 +1,60 @@
+"""Computes as the api calls them: CRUD, listNodes and the compute-instance actions."""
+
+from dataclasses import dataclass
+
+from emulator.domain.ids import WorkspaceRef
+from emulator.services import computes
+from emulator.services.facade.base import Service
+from emulator.store.repositories import Repository
+from emulator.store.tables import Compute, Node, Operation, Workspace
+
+
+@dataclass(frozen=True)
+class ComputeView:
+    """What a compute's ARM document is made of."""
+    row: Compute
+    nodes: list[Node]
+    workspace: Workspace
+
+
+def _view(repo: Repository, row: Compute, workspace: Workspace) -> ComputeView:
+    return ComputeView(row, repo.nodes(row.key), workspace)
+
+
+class Computes(Service):
+    def listed(self, ref: WorkspaceRef) -> list[ComputeView]:
+        with self.in_workspace(ref) as (repo, workspace):
+            return [_view(repo, row, workspace) for row in repo.computes(ref.key)]
+
+    def get(self, ref: WorkspaceRef, name: str) -> ComputeView:
+        with self.in_workspace(ref) as (repo, workspace):
+            return _view(repo, computes.get(repo, ref, name), workspace)
+
+    def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation, bool]:
+        with self.in_workspace(ref) as (repo, workspace):
+            row, op, created = computes.put(repo, ref, workspace, name, body, self.clock())
+            return _view(repo, row, workspace), op, created
+
+    def patch_scale(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation]:
+        with self.in_workspace(ref) as (repo, workspace):
+            row, op = computes.patch_scale(repo, ref, workspace, name, body, self.clock())
+            return _view(repo, row, workspace), op
+
+    def delete(self, ref: WorkspaceRef, name: str) -> tuple[Compute, Operation] | None:
+        """None when there was no such compute."""
+        with self.in_workspace(ref) as (repo, _):
+            return computes.delete(repo, ref, name, self.clock())
+
+    def update_idle_shutdown(self, ref: WorkspaceRef, name: str, body: object) -> None:
+        with self.in_workspace(ref) as (repo, _):
+            computes.update_idle_shutdown(repo, ref, name, body, self.clock())
+
+    def nodes(self, ref: WorkspaceRef, name: str) -> list[Node]:
+        with self.in_workspace(ref) as (repo, _):
+            row = computes.get(repo, ref, name)
+            return repo.nodes(row.key) if row.compute_type == "AmlCompute" else []  # an instance's agent is no node
+
+    def act(self, ref: WorkspaceRef, name: str, verb: str) -> tuple[Compute, Operation]:
+        """Start, Stop or Restart a compute instance."""
+        with self.in_workspace(ref) as (repo, _):
+            return computes.act(repo, ref, name, verb, self.clock())

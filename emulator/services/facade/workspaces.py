@@ -1,0 +1,44 @@
+"""Workspaces as the api calls them, and the ARM template deployments that create them."""
+
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access
+from emulator.services import account_migration, workspace_delete, workspaces
+from emulator.services.blobs import BlobStore
+from emulator.services.facade.base import Service
+from emulator.store.tables import Workspace
+
+
+class Workspaces(Service):
+    def prepare(self) -> None:
+        """As the api starts: the default workspace, and data of earlier versions moved to one storage account
+        per workspace."""
+        with self.store.transaction() as repo:
+            workspaces.ensure_default(repo, self.settings, self.clock())
+            account_migration.migrate(repo, self.settings.data_dir)
+
+    def listed(self, subscription: str, resource_group: str | None = None) -> list[Workspace]:
+        with self.store.transaction() as repo:
+            return repo.workspaces(subscription, resource_group)
+
+    def get(self, ref: WorkspaceRef) -> Workspace:
+        return self._workspace(ref)
+
+    def put(self, ref: WorkspaceRef, body: object) -> tuple[Workspace, bool]:
+        with self.store.transaction() as repo:
+            return workspaces.put(repo, ref, body, self.clock())
+
+    def patch(self, ref: WorkspaceRef, body: object) -> Workspace:
+        with self.store.transaction() as repo:
+            return workspaces.patch(repo, ref, body, self.clock())
+
+    def delete(self, ref: WorkspaceRef) -> bool:
+        """False when there was no such workspace."""
+        with self.store.transaction() as repo:
+            found = workspace_delete.delete(repo, ref, self.clock())
+        if found:  # its storage account goes with it (the controller forgets its jobs once they have ended)
+            BlobStore(self.settings.data_dir).drop_account(blob_access.workspace_account(ref))
+        return found
+
+    def from_template(self, subscription: str, resource_group: str, body: object) -> Workspace:
+        with self.store.transaction() as repo:
+            return workspaces.from_template(repo, subscription, resource_group, body, self.clock())
