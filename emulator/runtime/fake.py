@@ -136,7 +136,8 @@ class FakeRuntime:
             raise ValidationFailed(f"Image not found: {spec.image}. Build it with `make up`.", target="image")
         if any(c.spec.name == spec.name for c in self._containers.values()):
             raise RuntimeUnavailable(f'Docker engine error: The container name "/{spec.name}" is already in use')
-        missing = [n for n in (spec.network, *spec.networks) if n and n not in self.networks]
+        known = {DEFAULT_NETWORK, *self.networks}  # the engine's own bridge is always there
+        missing = [n for n in (spec.network, *spec.networks) if n and n not in known]
         if missing:
             raise RuntimeUnavailable(f"Docker engine error: network {missing[0]} not found")
         if spec.network_of and getattr(self._get(spec.network_of), "end", True) is not None:
