@@ -1,8 +1,9 @@
 """FakeRuntime: the runtime ports in memory, for tests; tests/contract holds it to DockerRuntime's behaviour.
 
 It runs no process. A command `sh -c "exit N"` (also as entrypoint ["/bin/sh", "-c"] + command ["exit N"]) ends
-at once with N; any other runs until signalled, removed or ended by the test with `exit()`. Test controls:
-`exit`, `fail_next_run`, `write_logs`, `script_exec`, `images`, `calls` (what was asked: run, signal, remove).
+at once with N; any other runs until signalled (unless it traps the signal), removed or ended by the test with
+`exit()`. Test controls: `exit`, `trap`, `fail_next_run`, `write_logs`, `script_exec`, `images`, `calls` (what was
+asked: run, signal, remove).
 """
 
 import re
@@ -29,6 +30,10 @@ def _exit_code(argv: Sequence[str]) -> int | None:
     return None
 
 
+def _signal_name(signal: str) -> str:
+    return signal if signal.startswith("SIG") else f"SIG{signal}"
+
+
 def _matches(labels: dict[str, str], wanted: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in wanted.items())
 
@@ -43,6 +48,7 @@ class _Container:
     started_at: datetime
     end: Exit | None = None
     logs: list[str] = field(default_factory=list)  # lines, with their ends
+    traps: set[str] = field(default_factory=set)  # signals (SIGTERM...) its process handles and runs on
 
     def observed(self, listed: bool = False) -> Observed:
         """As `find` sees it; `listed`: as the engine's listing does (no start time, no exit code while running,
@@ -79,6 +85,13 @@ class FakeRuntime:
         """The container's process ends with `code` (a no-op if it had already ended)."""
         with self._changed:
             self._end(self._get(container, strict=True), Exit(code=code, oom_killed=oom_killed))
+
+    def trap(self, container: str, *signals: str) -> None:
+        """The container's process handles these signals and runs on (a worker finishing its task on SIGTERM),
+        until `exit()`, an untrapped signal (SIGKILL cannot be trapped) or its removal ends it."""
+        with self._changed:
+            names = {_signal_name(s) for s in signals} - {"SIGKILL"}
+            self._get(container, strict=True).traps.update(names)
 
     def fail_next_run(self, error: EmulatorError, labels: dict[str, str] | None = None) -> None:
         """The next `run` whose spec carries `labels` (any run, without) raises `error` and starts nothing."""
@@ -123,7 +136,8 @@ class FakeRuntime:
             raise ValidationFailed(f"Image not found: {spec.image}. Build it with `make up`.", target="image")
         if any(c.spec.name == spec.name for c in self._containers.values()):
             raise RuntimeUnavailable(f'Docker engine error: The container name "/{spec.name}" is already in use')
-        missing = [n for n in (spec.network, *spec.networks) if n and n not in self.networks]
+        known = {DEFAULT_NETWORK, *self.networks}  # the engine's own bridge is always there
+        missing = [n for n in (spec.network, *spec.networks) if n and n not in known]
         if missing:
             raise RuntimeUnavailable(f"Docker engine error: network {missing[0]} not found")
         if spec.network_of and getattr(self._get(spec.network_of), "end", True) is not None:
@@ -181,10 +195,11 @@ class FakeRuntime:
             if found is None or found.end is not None:
                 return
             try:
-                number = signals.Signals[signal if signal.startswith("SIG") else f"SIG{signal}"].value
+                number = signals.Signals[_signal_name(signal)].value
             except KeyError:
                 raise RuntimeUnavailable(f"Docker engine error: Invalid signal: {signal}") from None
-            self._end(found, Exit(code=128 + number, oom_killed=False))
+            if _signal_name(signal) not in found.traps:
+                self._end(found, Exit(code=128 + number, oom_killed=False))
 
     def remove(self, container_id: str) -> None:
         """Forced, as DockerRuntime's: a running container is killed first (a waiter hears 137); an unknown one

@@ -143,6 +143,10 @@ def test_a_network_is_made_once_and_joined_by_containers(runtime, network, probe
     assert first.ip and second.ip and first.ip != second.ip
 
 
+def test_the_engines_own_bridge_network_is_always_there(probe):
+    assert probe(network="bridge").ip  # a compute instance's workstation names it (controller/specs/instances.py)
+
+
 def test_a_network_is_found_by_its_whole_name_only(runtime, network, probe, stack):
     longer = network("net-longer")  # its name contains the next one's: a substring match would find it
     name = network("net")

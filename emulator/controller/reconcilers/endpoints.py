@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
+import httpx
 
 from emulator import confined
 from emulator.controller.adoption import reconcile_owned
@@ -47,7 +48,9 @@ BUSY = ("Creating", "Updating", "Scaling")
 
 class EndpointReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, clock: Callable[[], datetime],
-                 prepare: Callable[[dict, Callable[[str], None]], Prepared], act: Actuator):
+                 prepare: Callable[[dict, Callable[[str], None]], Prepared], act: Actuator,
+                 http: httpx.Client | None = None):
+        """`http`: how the model servers' probes reach them (ModelServerProbes)."""
         self.settings, self.store, self.runtime, self.clock, self.prepare = settings, store, runtime, clock, prepare
         self.act = act
         self.builds: dict[tuple[str, int], Future] = {}
@@ -55,7 +58,7 @@ class EndpointReconciler:
         self._network_ready = False
         self.failures = StartFailures()
         self.secret = tokens.load_secret(settings.data_dir / "token.key")  # model servers' keys derive from it
-        self.probes = ModelServerProbes(store, runtime, clock, self.secret)
+        self.probes = ModelServerProbes(store, runtime, clock, self.secret, http)
         self.steps = Steps()  # each record's reconcile on its own
 
     def close(self) -> None:

@@ -16,10 +16,12 @@ log = logging.getLogger("amlemu.controller")
 
 
 class ModelServerProbes:
-    def __init__(self, store: Store, runtime: Containers, clock: Callable[[], datetime], secret: bytes):
+    def __init__(self, store: Store, runtime: Containers, clock: Callable[[], datetime], secret: bytes,
+                 http: httpx.Client | None = None):
+        """`http`: how the instances are reached (a test's answers them itself); by default over the network."""
         self.store, self.runtime, self.clock, self.secret = store, runtime, clock, secret
         self.states: dict[str, Probed] = {}  # container name -> what its probes found
-        self.http = httpx.Client(timeout=2.0)
+        self.http = http or httpx.Client(timeout=2.0)
 
     def forget_all_but(self, names: set[str]) -> None:
         self.states = {name: p for name, p in self.states.items() if name in names}

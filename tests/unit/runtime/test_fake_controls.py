@@ -92,3 +92,12 @@ def test_gpus_are_given_only_when_the_fake_has_them(fake):
     with pytest.raises(RuntimeUnavailable):
         fake.run(spec(gpus=1))
     assert FakeRuntime(gpus=True).run(spec(gpus=1)).running
+
+
+def test_a_trapped_signal_is_recorded_and_the_process_runs_on_until_an_untrapped_one(fake):
+    obs = fake.run(spec())
+    fake.trap(obs.id, "TERM", "SIGKILL")  # SIGKILL cannot be trapped
+    fake.signal(obs.id, "SIGTERM")
+    assert fake.find(obs.id).running and fake.calls[-1] == ("signal", obs.id, "SIGTERM")
+    fake.signal(obs.id, "SIGKILL")
+    assert fake.wait(obs.id) == Exit(code=137, oom_killed=False)
