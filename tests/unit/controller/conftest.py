@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import fakeredis
 import pytest
 
-from emulator.api import arm
+from emulator.api.arm import computes as arm
 from emulator.controller.effects import Actuator
 from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.domain.ids import WorkspaceRef
