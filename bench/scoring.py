@@ -56,8 +56,13 @@ console = Console()
 def deploy(ml, workdir: Path, secret: bytes) -> tuple[str, str, str, dict, dict]:
     """(scoring URI, key, the instance's address on the scoring network, the headers a direct call needs (the
     deployment's server key, which the router adds to each request it forwards), how fast it was ready)."""
-    from azure.ai.ml.entities import (CodeConfiguration, Environment, ManagedOnlineDeployment, ManagedOnlineEndpoint,
-                                      Model)
+    from azure.ai.ml.entities import (
+        CodeConfiguration,
+        Environment,
+        ManagedOnlineDeployment,
+        ManagedOnlineEndpoint,
+        Model,
+    )
 
     (workdir / "model").mkdir()
     (workdir / "model" / "weights.txt").write_text("1")

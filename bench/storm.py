@@ -35,8 +35,8 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from bench.run import machine, own_stack, replace_section  # noqa: E402
-from emulator.domain.jobs import artifacts  # noqa: E402
 from emulator.domain.ids import WorkspaceRef  # noqa: E402
+from emulator.domain.jobs import artifacts  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
 from tests.samples import checkpointing_result  # noqa: E402
 from tests.waiting import wait_until  # noqa: E402  (the project's one sleeper: polls with a deadline)

@@ -11,8 +11,20 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from emulator import tokens
 from emulator.api import errors
 from emulator.api.deps import Context
-from emulator.api.routes import (assets, blobs, computes, datastores, deployments, emulator, history, identity, jobs,
-                                 locations, online_endpoints, workspaces)
+from emulator.api.routes import (
+    assets,
+    blobs,
+    computes,
+    datastores,
+    deployments,
+    emulator,
+    history,
+    identity,
+    jobs,
+    locations,
+    online_endpoints,
+    workspaces,
+)
 from emulator.services.facade import Services
 from emulator.settings import Settings
 from emulator.store.changes import Listener, mark_changed

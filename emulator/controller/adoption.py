@@ -5,7 +5,7 @@ import logging
 from collections.abc import Callable, Iterable
 
 from emulator.controller.steps import Steps
-from emulator.runtime.base import Observed, Containers
+from emulator.runtime.base import Containers, Observed
 
 log = logging.getLogger("amlemu.controller")
 

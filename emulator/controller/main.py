@@ -15,18 +15,21 @@ from datetime import UTC, datetime
 
 import redis
 
-from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.controller.effects import Actuator, Effects
-from emulator.controller.reconcilers.job_containers import JobContainers
+from emulator.controller.reconcilers.clusters import ClusterReconciler
+from emulator.controller.reconcilers.deleted_workspaces import Leftovers
 from emulator.controller.reconcilers.endpoints import EndpointReconciler
 from emulator.controller.reconcilers.instances import InstanceReconciler
+from emulator.controller.reconcilers.job_containers import JobContainers
 from emulator.controller.reconcilers.jobs import JobReconciler
-from emulator.controller.scheduling.scheduler import JobScheduler
-from emulator.controller.reconcilers.deleted_workspaces import Leftovers
-from emulator.controller.scheduling.preemption import Preemptions
 from emulator.controller.reconcilers.sandboxes import Sandboxes
+from emulator.controller.scheduling.preemption import Preemptions
+from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.controller.staging import Stager
 from emulator.controller.steps import Steps
+from emulator.dispatch import protocol
+from emulator.dispatch.celery_app import make_celery
+from emulator.runtime import labels
 from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
@@ -34,9 +37,6 @@ from emulator.services.environments import EnvironmentResolver
 from emulator.services.serving import ServingImages
 from emulator.settings import Settings
 from emulator.store.db import Store
-from emulator.dispatch import protocol
-from emulator.dispatch.celery_app import make_celery
-from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import redis
 
-from emulator.runtime.base import Containers
-from emulator.dispatch import job_container
-from emulator.dispatch import protocol
+from emulator.dispatch import job_container, protocol
 from emulator.dispatch.protocol import Attempt
+from emulator.runtime.base import Containers
 
 log = logging.getLogger("amlemu.controller")
 

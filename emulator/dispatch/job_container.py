@@ -17,7 +17,7 @@ from emulator.dispatch import protocol
 from emulator.dispatch.protocol import Attempt
 from emulator.errors import EmulatorError
 from emulator.runtime import labels
-from emulator.runtime.base import ContainerSpec, Exit, Observed, Containers
+from emulator.runtime.base import Containers, ContainerSpec, Exit, Observed
 
 log = logging.getLogger("amlemu.node")
 WORKDIR = "/mnt/azureml/wd"  # the rank's working directory in its container

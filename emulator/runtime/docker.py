@@ -11,8 +11,8 @@ import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from emulator.errors import RuntimeUnavailable, ValidationFailed
-from emulator.runtime.base import MANAGED, ContainerSpec, Exit, Observed
 from emulator.runtime import labels
+from emulator.runtime.base import MANAGED, ContainerSpec, Exit, Observed
 
 
 def _translate(exc: Exception) -> Exception:

@@ -4,7 +4,6 @@ its deployments. Rebuilt from the database every refresh; requests only read the
 from dataclasses import dataclass, field
 
 from emulator.domain import durations
-
 from emulator.domain.serving import model_server
 from emulator.store.db import Store
 

@@ -20,8 +20,8 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
-from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access, datastores
 from emulator.store.repositories import Repository
 from emulator.store.tables import Workspace
 

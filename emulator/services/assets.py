@@ -5,11 +5,9 @@ import uuid
 from datetime import datetime
 
 from emulator.domain import payload
-
 from emulator.domain.assets import versioned
-
-from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access, datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import models
 from emulator.services.blobs import BlobStore

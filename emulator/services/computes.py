@@ -3,7 +3,6 @@
 from datetime import datetime
 
 from emulator.domain import names, payload
-
 from emulator.domain.compute import cluster
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed

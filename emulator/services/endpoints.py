@@ -9,13 +9,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-
 from emulator import confined, tokens
 from emulator.domain import payload
-from emulator.domain.jobs import artifacts
-from emulator.domain.storage import datastores
-from emulator.domain.serving import deployments, endpoints
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
+from emulator.domain.serving import deployments, endpoints
+from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, PathEscape, ValidationFailed
 from emulator.services import assets, models, operations
 from emulator.settings import Settings

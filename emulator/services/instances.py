@@ -14,7 +14,6 @@ from datetime import datetime
 from cryptography.hazmat.primitives.serialization import load_ssh_public_key
 
 from emulator.domain import payload
-
 from emulator.domain.compute import instance, schedules, vm_sizes
 from emulator.domain.compute.instance import InstanceState, Trigger
 from emulator.errors import ValidationFailed

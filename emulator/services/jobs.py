@@ -3,11 +3,10 @@ and the one place a job's status changes."""
 
 from datetime import datetime
 
-from emulator.domain.jobs import artifacts, command_job
-
-from emulator.domain.storage import datastores
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
+from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import assets, computes, workspaces
 from emulator.store.repositories import Repository

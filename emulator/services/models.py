@@ -3,12 +3,10 @@ host (what a deployment mounts). Versions are stored, listed and read through se
 
 from pathlib import Path
 
-from emulator.domain.jobs import artifacts
-
 from emulator.domain.assets import models, versioned
-
-from emulator.domain.storage import datastores
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
+from emulator.domain.storage import datastores
 from emulator.errors import NotFound, ValidationFailed
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion

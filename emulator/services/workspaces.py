@@ -3,9 +3,8 @@
 from datetime import datetime
 
 from emulator.domain import names, payload
-
-from emulator.domain.storage import blob_access
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.settings import Settings
 from emulator.store.repositories import Repository

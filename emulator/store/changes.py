@@ -11,6 +11,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, session
 log = logging.getLogger("amlemu.store")
 Listener = Callable[[frozenset[str]], None]  # called with the names of the tables a committed transaction wrote
 _WRITTEN = "amlemu.written"  # session.info key: the tables written so far in the session's transaction
+_COMMITTED = "amlemu.committed"  # session.info key: the tables its committed transaction wrote, not yet told
 
 
 def _note(session: Session, table: str) -> None:
@@ -37,7 +38,8 @@ def _rolled_back(session: Session, previous: SessionTransaction) -> None:
 
 
 class CommitHook:
-    """Tells listeners, once per committed transaction of one Store, which tables it wrote.
+    """Tells listeners, once per committed transaction of one Store, which tables it wrote (the Store calls
+    `tell` with what `committed` took, once its writer lock is free).
 
     Listens on that Store's sessionmaker only, never on every Session: another Store (the controller's, a
     test's second one) tells its own listeners alone. A listener that fails is logged: the transaction is
@@ -55,8 +57,16 @@ class CommitHook:
             event.listen(self._sessions, "after_soft_rollback", _rolled_back)
         self._listeners.append(listener)
 
-    def _committed(self, session: Session) -> None:
-        written = frozenset(session.info.pop(_WRITTEN, ()))
+    @staticmethod
+    def _committed(session: Session) -> None:
+        session.info[_COMMITTED] = frozenset(session.info.pop(_WRITTEN, ()))
+
+    @staticmethod
+    def committed(session: Session) -> frozenset[str]:
+        """The tables the session's transaction wrote if it committed (empty if it rolled back), taken once."""
+        return session.info.pop(_COMMITTED, frozenset())
+
+    def tell(self, written: frozenset[str]) -> None:
         if not written:
             return
         for listener in self._listeners:

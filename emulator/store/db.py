@@ -72,11 +72,13 @@ class Store:
                 with session.begin():
                     yield Repository(session)
             finally:
+                written = self._commits.committed(session)
                 session.close()
+        self._commits.tell(written)  # once the writer lock is free: a slow listener holds up no other writer
 
     def after_commit(self, listener: Listener) -> None:
-        """Have `listener` told the tables each committed transaction() of this Store wrote. It is told as the
-        commit ends, before the writer lock is released: it must be quick (a file touched, a nudge sent)."""
+        """Have `listener` told the tables each committed transaction() of this Store wrote, once the commit is
+        done and the writer lock released, before transaction() returns to its caller."""
         self._commits.listen(listener)
 
     @contextmanager

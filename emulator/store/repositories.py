@@ -3,8 +3,16 @@
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from emulator.store.tables import (AssetVersion, Compute, Job, Node, OnlineDeployment, OnlineEndpoint, Operation,
-                                   Workspace)
+from emulator.store.tables import (
+    AssetVersion,
+    Compute,
+    Job,
+    Node,
+    OnlineDeployment,
+    OnlineEndpoint,
+    Operation,
+    Workspace,
+)
 
 
 class Repository:

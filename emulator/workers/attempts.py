@@ -18,12 +18,12 @@ from pathlib import Path
 
 import redis
 
-from emulator.runtime.base import Observed, Containers
-from emulator.workers import job_runner
 from emulator.dispatch import protocol
-from emulator.dispatch.protocol import Attempt
 from emulator.dispatch.job_container import EXIT, GATE, mount_checks, stage
+from emulator.dispatch.protocol import Attempt
 from emulator.runtime import labels
+from emulator.runtime.base import Containers, Observed
+from emulator.workers import job_runner
 
 log = logging.getLogger("amlemu.node")
 

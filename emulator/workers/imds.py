@@ -15,9 +15,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import redis
 
+from emulator.dispatch import protocol
 from emulator.domain.compute import preemption
 from emulator.errors import ValidationFailed
-from emulator.dispatch import protocol
 
 PORT, PATH = protocol.IMDS_PORT, protocol.IMDS_PATH
 # An acknowledgement is {"StartRequests": [{"EventId": ...}, ...]}: a few hundred bytes. A body past this is

@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from emulator.dispatch.job_container import recorded, tail
-from emulator.runtime.base import Exit, Observed, Containers
+from emulator.runtime.base import Containers, Exit, Observed
 
 POLL_SECONDS = 0.02  # how often the exit file is looked for while the command runs
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from celery.signals import worker_ready, worker_shutting_down
 
+from emulator.dispatch import protocol
+from emulator.dispatch.celery_app import make_celery, ready_key
 from emulator.runtime.docker import DockerRuntime
 from emulator.settings import Settings
 from emulator.workers import attempts, imds
-from emulator.dispatch import protocol
-from emulator.dispatch.celery_app import make_celery, ready_key
 
 
 def run(node_id: str, queue: str, settings: Settings, slots: int = 1) -> None:

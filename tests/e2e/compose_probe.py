@@ -11,8 +11,16 @@ import sys
 from pathlib import Path
 
 from azure.ai.ml import MLClient, command
-from azure.ai.ml.entities import (AmlCompute, CodeConfiguration, ComputeInstance, Environment,
-                                  ManagedOnlineDeployment, ManagedOnlineEndpoint, Model, ProbeSettings)
+from azure.ai.ml.entities import (
+    AmlCompute,
+    CodeConfiguration,
+    ComputeInstance,
+    Environment,
+    ManagedOnlineDeployment,
+    ManagedOnlineEndpoint,
+    Model,
+    ProbeSettings,
+)
 from azure.core.exceptions import HttpResponseError
 from azure.identity import DefaultAzureCredential
 

@@ -72,8 +72,8 @@ def nodes_of(stack):
 @pytest.fixture(scope="session")
 def job_dir(stack):
     """A job's artifacts folder in the stack's data folder (./outputs, user_logs/), as the host sees it."""
-    from emulator.domain.jobs import artifacts
     from emulator.domain.ids import WorkspaceRef
+    from emulator.domain.jobs import artifacts
 
     ref = WorkspaceRef(stack.subscription, stack.resource_group, stack.workspace)
     return lambda job_name: stack.home / artifacts.directory(ref, job_name)

@@ -10,8 +10,14 @@ import sys
 from pathlib import Path
 
 from azure.ai.ml import MLClient
-from azure.ai.ml.entities import (CodeConfiguration, Environment, ManagedOnlineDeployment, ManagedOnlineEndpoint,
-                                  Model, ProbeSettings)
+from azure.ai.ml.entities import (
+    CodeConfiguration,
+    Environment,
+    ManagedOnlineDeployment,
+    ManagedOnlineEndpoint,
+    Model,
+    ProbeSettings,
+)
 from azure.identity import DefaultAzureCredential
 
 SCORE = "import json\n\ndef init():\n    pass\n\ndef run(raw_data):\n    return {'echo': json.loads(raw_data)}\n"

@@ -8,12 +8,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
-from emulator.cli.stack import python_path
 from azure.ai.ml.entities import Environment
 from azure.ai.ml.entities._assets import Code
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.storage.blob import ContainerClient
+
+from emulator.cli.stack import python_path
 
 pytestmark = pytest.mark.e2e
 

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from emulator.cli.main import app
-from emulator.runtime.docker import DockerRuntime
 from emulator.dispatch.celery_app import cluster_queue
+from emulator.runtime.docker import DockerRuntime
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e

@@ -6,8 +6,8 @@ import pytest
 from azure.ai.ml import command
 from azure.ai.ml.entities import AmlCompute, Environment
 
-from emulator.runtime.docker import DockerRuntime
 from emulator.dispatch import protocol
+from emulator.runtime.docker import DockerRuntime
 from tests import gate
 from tests.waiting import wait_until
 

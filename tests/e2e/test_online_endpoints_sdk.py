@@ -13,8 +13,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from azure.ai.ml.entities import (CodeConfiguration, Environment, ManagedOnlineDeployment, ManagedOnlineEndpoint,
-                                  Model, ProbeSettings)
+from azure.ai.ml.entities import (
+    CodeConfiguration,
+    Environment,
+    ManagedOnlineDeployment,
+    ManagedOnlineEndpoint,
+    Model,
+    ProbeSettings,
+)
 from azure.core.exceptions import HttpResponseError
 
 from emulator.cli.stack import python_path

@@ -5,13 +5,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from emulator.controller.main import Controller
+from emulator.dispatch import protocol
 from emulator.domain.jobs import artifacts
 from emulator.domain.storage import blob_access, datastores
 from emulator.runtime.images import EnvironmentImages
 from emulator.services import assets, computes, jobs, workspaces
 from emulator.services.environments import EnvironmentResolver
 from emulator.store.tables import Job, Node
-from emulator.dispatch import protocol
 from tests.waiting import wait_until
 
 JOB_TIMEOUT = 120.0

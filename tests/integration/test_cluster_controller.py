@@ -15,6 +15,7 @@ import redis
 
 from emulator.api.arm import computes as arm
 from emulator.controller.reconcilers.clusters import ClusterReconciler
+from emulator.dispatch.celery_app import cluster_queue, make_celery, ready_key
 from emulator.domain.compute.cluster import NodeState
 from emulator.runtime.base import MANAGED, ContainerSpec, Observed
 from emulator.runtime.docker import DockerRuntime
@@ -22,7 +23,6 @@ from emulator.services import computes, workspaces
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node, Operation
-from emulator.dispatch.celery_app import cluster_queue, make_celery, ready_key
 from tests.waiting import wait_until
 
 GIB = 1024 ** 3

@@ -10,8 +10,8 @@ import pytest
 
 from emulator import tokens
 from emulator.domain.jobs import artifacts
-from emulator.domain.storage import datastores
 from emulator.domain.serving import deployments, model_server
+from emulator.domain.storage import datastores
 from emulator.services import assets, endpoints
 from emulator.store.tables import Operation
 

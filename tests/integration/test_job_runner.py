@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.runtime.base import ContainerSpec
 from emulator.dispatch import job_container
+from emulator.runtime.base import ContainerSpec
 from emulator.workers import job_runner
 from tests.integration.conftest import NODE_IMAGE
 

@@ -5,11 +5,9 @@ The controller runs here one `tick()` at a time; every wait ticks it until a con
 
 from pathlib import Path
 
-
-from emulator.services import computes, jobs
-from emulator.dispatch import job_container
-from emulator.dispatch import protocol
+from emulator.dispatch import job_container, protocol
 from emulator.dispatch.celery_app import cluster_queue, make_celery
+from emulator.services import computes, jobs
 from tests import gate
 from tests.integration.lab import now
 from tests.waiting import wait_until

@@ -7,9 +7,9 @@ import threading
 
 from emulator.controller.reconcilers.sandboxes import PER_NODE
 from emulator.controller.specs.sandboxes import pool_of
-from emulator.services import jobs
 from emulator.dispatch import protocol
 from emulator.dispatch.celery_app import cluster_queue
+from emulator.services import jobs
 from tests import gate
 
 

@@ -10,9 +10,9 @@ import jwt
 import pytest
 
 from emulator import tokens
-from emulator.domain.storage import blob_access
 from emulator.domain.compute import vm_sizes
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access
 from emulator.store.tables import Node
 from tests.service.conftest import RESOURCE
 

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access, datastores
 from tests.service.conftest import clean_env
 
 PROBE = Path(__file__).with_name("datastore_probe.py")

@@ -20,12 +20,12 @@ from urllib.parse import parse_qsl, quote
 import jwt
 import schemathesis
 from hypothesis import settings
-from schemathesis.constants import NOT_SET
 from hypothesis import strategies as st
+from schemathesis.constants import NOT_SET
 
 from emulator import tokens
-from emulator.domain.storage import blob_access
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access
 from emulator.services.blob_io import Staged
 from emulator.services.blobs import BlobStore
 from emulator.settings import DEFAULT_SUBSCRIPTION

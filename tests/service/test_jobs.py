@@ -3,12 +3,11 @@ the api puts them; the controller's part is tested in tests/integration and test
 
 import pytest
 
-from emulator.domain.storage import blob_access
 from emulator.domain.ids import WorkspaceRef
-from tests.waiting import wait_until
-
+from emulator.domain.storage import blob_access
 from tests.service.test_api import API, SUB, WS_PATH, assert_arm_error, cluster, put_cluster
 from tests.service.test_assets import CODES, ENVIRONMENTS, code_body, env_body
+from tests.waiting import wait_until
 
 JOBS = f"{WS_PATH}/jobs"
 HISTORY = f"/history/v1.0{WS_PATH}"

@@ -5,9 +5,9 @@ controller's part (containers, readiness) is in tests/integration/test_endpoints
 import pytest
 
 from emulator import tokens
+from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
 from emulator.domain.storage import blob_access, datastores
-from emulator.domain.ids import WorkspaceRef
 from emulator.store.tables import OnlineDeployment, OnlineEndpoint, Operation
 from tests.service.test_api import API, OP_URL, WS_PATH, assert_arm_error
 

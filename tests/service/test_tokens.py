@@ -140,8 +140,8 @@ def test_unexpected_errors_render_without_the_exception(app, client, auth, monke
 def _sas_container(app) -> str:
     from datetime import UTC, datetime
 
-    from emulator.domain.storage import blob_access
     from emulator.domain.ids import WorkspaceRef
+    from emulator.domain.storage import blob_access
     from emulator.settings import DEFAULT_SUBSCRIPTION
     account = blob_access.workspace_account(WorkspaceRef(DEFAULT_SUBSCRIPTION, "amlemu", "amlemu"))
     container = "fresh-container"

@@ -8,9 +8,9 @@ import stat
 import pytest
 
 from emulator import confined
-from emulator.errors import PathEscape
 from emulator.dispatch import job_container
 from emulator.dispatch.protocol import Attempt, Mount
+from emulator.errors import PathEscape
 
 JOB_DIR = "blobs/acct/azureml/ExperimentRun/dcid.j"
 

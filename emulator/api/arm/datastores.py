@@ -1,8 +1,8 @@
 """ARM shapes of datastores and their secrets."""
 
 from emulator.api.arm.envelope import system_data, workspace_id
-from emulator.domain.storage.datastores import Datastore
 from emulator.domain.ids import PROVIDER
+from emulator.domain.storage.datastores import Datastore
 from emulator.services.rows import Workspace
 from emulator.settings import Settings
 

@@ -5,8 +5,8 @@ from datetime import datetime
 from urllib.parse import quote
 
 from emulator.api.arm.envelope import iso
-from emulator.domain.jobs import artifacts
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
 from emulator.domain.storage import blob_access, datastores
 from emulator.services.rows import Job, Workspace
 from emulator.settings import Settings

@@ -11,21 +11,21 @@ from datetime import datetime
 
 import redis
 
-from emulator.controller.specs.nodes import new_node_id, node_spec
 from emulator.controller.effects import Actuator, Effects
-from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.controller.scheduling.preemption import Preemptions
+from emulator.controller.scheduling.scheduler import JobScheduler
+from emulator.controller.specs.nodes import new_node_id, node_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
+from emulator.dispatch.celery_app import ready_key
 from emulator.domain.compute import cluster
 from emulator.domain.compute.cluster import NodeState
+from emulator.runtime import labels
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import computes, operations
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node
-from emulator.dispatch.celery_app import ready_key
-from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 UNUSABLE_KEEP_SECONDS = 60.0

@@ -4,8 +4,8 @@ once ended with no attempt out, is forgotten with its files. Level-based: a rest
 import logging
 import shutil
 
-from emulator.domain.jobs import artifacts
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
 from emulator.domain.jobs.status import JobStatus, is_terminal
 from emulator.settings import Settings
 from emulator.store.db import Store

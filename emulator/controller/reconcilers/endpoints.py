@@ -19,27 +19,26 @@ from pathlib import Path
 
 import httpx
 
-from emulator import confined
+from emulator import confined, tokens
 from emulator.controller.adoption import reconcile_owned
 from emulator.controller.effects import Actuator, Effects
 from emulator.controller.reconcilers.model_server_probes import ModelServerProbes
 from emulator.controller.specs.model_servers import logs_dir, model_server_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
-from emulator import tokens
+from emulator.dispatch import job_container
+from emulator.domain.ids import WorkspaceRef
 from emulator.domain.serving import deployments, model_server, rollout
 from emulator.domain.serving.probing import Probed
-from emulator.domain.ids import WorkspaceRef
 from emulator.errors import EmulatorError
+from emulator.runtime import labels
 from emulator.runtime.base import Observed, Runtime
 from emulator.services import endpoints, operations
-from emulator.dispatch import job_container
 from emulator.services.environments import Prepared
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository
 from emulator.store.tables import OnlineDeployment
-from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 LOG_TAIL = 40  # log lines a failed deployment's error carries

@@ -17,23 +17,23 @@ from datetime import datetime
 import redis
 
 from emulator.controller.adoption import reconcile_owned
-from emulator.controller.specs.instances import agent_spec, home_volume, workstation_spec
 from emulator.controller.effects import Actuator, Effects
 from emulator.controller.scheduling.attempts import abandon
 from emulator.controller.scheduling.scheduler import JobScheduler
+from emulator.controller.specs.instances import agent_spec, home_volume, workstation_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
+from emulator.dispatch.celery_app import ready_key
 from emulator.domain.compute import instance, schedules
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.compute.instance import InstanceState, Trigger
+from emulator.runtime import labels
 from emulator.runtime.base import Observed, Runtime
 from emulator.services import instances, operations
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, Node
-from emulator.dispatch.celery_app import ready_key
-from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 STOP_GRACE_SECONDS = 10.0  # SIGTERM, then the engine kills what is left
@@ -49,6 +49,9 @@ class InstanceReconciler:
                  clock: Callable[[], datetime], scheduler: JobScheduler, act: Actuator):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         self.scheduler, self.act = scheduler, act
+        # An instance's agent runs its jobs on the jobs network, as a cluster's nodes do: it must not depend on
+        # the cluster reconciler having made it first.
+        runtime.ensure_network(settings.jobs_network, {labels.STACK: settings.stack})
         self.probed: dict[str, datetime] = {}  # compute key -> last activity probe
         self.failures = StartFailures()
         self.steps = Steps()  # each record's reconcile on its own

@@ -11,7 +11,7 @@ from emulator.dispatch import job_container, protocol
 from emulator.dispatch.protocol import job_tag
 from emulator.domain.jobs.status import JobStatus
 from emulator.runtime import labels
-from emulator.runtime.base import Observed, Containers
+from emulator.runtime.base import Containers, Observed
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository

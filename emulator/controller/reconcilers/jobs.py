@@ -14,13 +14,15 @@ from datetime import datetime
 from pathlib import Path
 
 from emulator import confined
-from emulator.controller.steps import Steps
 from emulator.controller.effects import Effects
-from emulator.domain.jobs import command_job as job_rules
-from emulator.domain.jobs import artifacts
+from emulator.controller.scheduling.attempts import preempt, release
+from emulator.controller.steps import Steps
+from emulator.dispatch.protocol import job_tag
 from emulator.domain.compute import vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
+from emulator.domain.jobs import command_job as job_rules
 from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.errors import EmulatorError
 from emulator.services import computes
@@ -29,9 +31,7 @@ from emulator.services.jobs import transition
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import Job, Node
-from emulator.dispatch.protocol import job_tag
 
-from emulator.controller.scheduling.attempts import preempt, release
 log = logging.getLogger("amlemu.controller")
 S = JobStatus
 RESEND_SECONDS = 10.0  # a rank still untaken while a node sat idle this long is sent again (duplicates are harmless)

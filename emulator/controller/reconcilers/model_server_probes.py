@@ -9,7 +9,7 @@ import httpx
 
 from emulator.domain.serving import deployments, model_server
 from emulator.domain.serving.probing import Probed
-from emulator.runtime.base import Observed, Containers
+from emulator.runtime.base import Containers, Observed
 from emulator.store.db import Store
 
 log = logging.getLogger("amlemu.controller")

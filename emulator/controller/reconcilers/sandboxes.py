@@ -16,13 +16,13 @@ import redis
 
 from emulator.controller.specs.sandboxes import pool_of, sandbox_spec
 from emulator.controller.start_failures import StartFailures
-from emulator.domain.jobs import scheduling
+from emulator.dispatch import protocol
 from emulator.domain.compute.cluster import NodeState
-from emulator.runtime.base import Observed, Containers
+from emulator.domain.jobs import scheduling
+from emulator.runtime import labels
+from emulator.runtime.base import Containers, Observed
 from emulator.settings import Settings
 from emulator.store.db import Store
-from emulator.dispatch import protocol
-from emulator.runtime import labels
 
 log = logging.getLogger("amlemu.controller")
 # The job a node runs, those sent ahead to it, and one still held while the last job's container is removed.

@@ -5,23 +5,23 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from emulator.controller.specs import job_ranks
-from emulator.controller.scheduling.attempts import preempt, requeue
 from emulator.controller.effects import Effects
+from emulator.controller.scheduling.attempts import preempt, requeue
+from emulator.controller.specs import job_ranks
 from emulator.controller.specs.sandboxes import pool_of
-from emulator.domain.jobs import command_job as job_rules
-from emulator.domain.jobs import artifacts, scheduling
-from emulator.domain.storage import datastores
+from emulator.dispatch.celery_app import cluster_queue
 from emulator.domain.compute import preemption
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts, scheduling
+from emulator.domain.jobs import command_job as job_rules
 from emulator.domain.jobs.status import TERMINAL, JobStatus
+from emulator.domain.storage import datastores
 from emulator.errors import EmulatorError
 from emulator.services import computes
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, Node
-from emulator.dispatch.celery_app import cluster_queue
 
 log = logging.getLogger("amlemu.controller")
 S = JobStatus

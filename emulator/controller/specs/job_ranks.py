@@ -10,17 +10,15 @@ Where things live, relative to the data directory (the blob store serves the sam
 
 from pathlib import PurePosixPath
 
-from emulator.domain.jobs import artifacts, command_job, placeholders
-
-from emulator.domain.storage import datastores
-
+from emulator.dispatch.protocol import Attempt, Mount, job_tag
 from emulator.domain.compute import vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts, command_job, placeholders
+from emulator.domain.storage import datastores
 from emulator.errors import ValidationFailed
-from emulator.settings import Settings
-from emulator.dispatch.protocol import Attempt, Mount, job_tag
 from emulator.runtime import labels
+from emulator.settings import Settings
 
 WD = "/mnt/azureml/wd"
 INPUTS, OUTPUTS = "/mnt/azureml/inputs", "/mnt/azureml/outputs"

@@ -13,10 +13,9 @@ A job's output is stored as the long datastore URI it resolves to (with the job'
 import re
 from dataclasses import dataclass
 
-from emulator.domain.jobs import artifacts
-
-from emulator.domain.storage import datastores
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
+from emulator.domain.storage import datastores
 from emulator.errors import ValidationFailed
 
 TARGET = "properties.modelUri"

@@ -4,7 +4,6 @@ import re
 from dataclasses import dataclass
 
 from emulator.domain import payload
-
 from emulator.domain.assets import environments
 from emulator.errors import ValidationFailed
 

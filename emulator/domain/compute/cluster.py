@@ -9,7 +9,6 @@ from datetime import datetime
 from enum import StrEnum
 
 from emulator.domain import durations
-
 from emulator.domain.compute import vm_sizes
 from emulator.errors import ValidationFailed
 

@@ -6,8 +6,8 @@ ExperimentRun/dcid.<job>/: outputs/, logs/, user_logs/std_log.txt and azureml-lo
 
 from pathlib import PurePosixPath
 
-from emulator.domain.storage import datastores
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import datastores
 
 BUILD_LOG = "azureml-logs/20_image_build_log.txt"
 

@@ -8,10 +8,8 @@ import re
 from dataclasses import dataclass
 
 from emulator.domain import durations, payload
-
-from emulator.domain.jobs import placeholders
-
 from emulator.domain.compute import preemption
+from emulator.domain.jobs import placeholders
 from emulator.errors import ValidationFailed
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$")

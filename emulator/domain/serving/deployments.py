@@ -4,7 +4,6 @@ import re
 from dataclasses import dataclass
 
 from emulator.domain import durations, payload
-
 from emulator.domain.compute import vm_sizes
 from emulator.errors import ValidationFailed
 

@@ -12,9 +12,8 @@ from datetime import timedelta
 from typing import NamedTuple
 
 from emulator.domain import payload
-
-from emulator.domain.storage import blob_access
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access
 from emulator.errors import NotFound, ValidationFailed
 
 BLOB_STORE = "workspaceblobstore"

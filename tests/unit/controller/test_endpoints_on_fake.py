@@ -6,9 +6,9 @@ import httpx
 import pytest
 
 from emulator.controller.reconcilers.endpoints import EndpointReconciler
+from emulator.domain.jobs import artifacts
 from emulator.domain.serving import model_server
 from emulator.domain.storage import blob_access, datastores
-from emulator.domain.jobs import artifacts
 from emulator.errors import RuntimeUnavailable
 from emulator.runtime.labels import DEPLOYMENT, DEPLOYMENT_ID, ENDPOINT, GENERATION, ROLE, STACK
 from emulator.services import assets, endpoints

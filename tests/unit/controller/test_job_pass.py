@@ -4,11 +4,10 @@ builds, or whose preparation raises, holds up no other job."""
 import threading
 from datetime import UTC, datetime
 
-
 from emulator.controller.effects import Effects
 from emulator.controller.reconcilers.jobs import JobReconciler
-from emulator.domain.jobs import artifacts
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
 from emulator.settings import Settings
 from emulator.store.tables import AssetVersion, Job
 from tests.waiting import wait_until

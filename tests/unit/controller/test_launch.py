@@ -3,9 +3,9 @@
 import pytest
 
 from emulator.controller.specs import job_ranks
-from emulator.domain.jobs import artifacts
 from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
 from emulator.errors import ValidationFailed
 from emulator.settings import Settings
 

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
+from emulator.domain.ids import WorkspaceRef
 from emulator.domain.storage import blob_access, datastores
 from emulator.domain.storage.datastores import BlobLocation
-from emulator.domain.ids import WorkspaceRef
 from emulator.errors import ValidationFailed
 
 SUB = "00000000-0000-0000-0000-000000000000"

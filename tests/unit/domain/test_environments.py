@@ -4,8 +4,14 @@ import re
 
 import pytest
 
-from emulator.domain.assets.environments import (CondaSpec, dockerfile, image_tag, parse_conda, python_note,
-                                          requirements_txt)
+from emulator.domain.assets.environments import (
+    CondaSpec,
+    dockerfile,
+    image_tag,
+    parse_conda,
+    python_note,
+    requirements_txt,
+)
 from emulator.domain.assets.images import PYTHON_STAND_IN
 from emulator.errors import ValidationFailed
 

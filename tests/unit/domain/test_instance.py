@@ -5,7 +5,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from emulator.domain.compute import instance
-from emulator.domain.compute.instance import Activity, InstanceState as S, LastOperation, Trigger
+from emulator.domain.compute.instance import Activity, LastOperation, Trigger
+from emulator.domain.compute.instance import InstanceState as S
 from emulator.errors import InvalidTransition, ValidationFailed
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

@@ -3,8 +3,8 @@
 import pytest
 
 from emulator.domain.jobs import placeholders
-from emulator.domain.jobs.status import JobStatus as S
 from emulator.domain.jobs.status import TERMINAL, advance, is_terminal, on_cancel
+from emulator.domain.jobs.status import JobStatus as S
 from emulator.errors import InvalidTransition, ValidationFailed
 
 HAPPY_PATH = [S.NOT_STARTED, S.STARTING, S.PREPARING, S.QUEUED, S.RUNNING, S.FINALIZING, S.COMPLETED]

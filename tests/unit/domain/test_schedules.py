@@ -4,8 +4,14 @@ fired between two moments, in the schedule's own time zone (summer time included
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from azure.ai.ml.entities import (ComputeInstance, ComputeSchedules, ComputeStartStopSchedule, CronTrigger,
-                                  RecurrencePattern, RecurrenceTrigger)
+from azure.ai.ml.entities import (
+    ComputeInstance,
+    ComputeSchedules,
+    ComputeStartStopSchedule,
+    CronTrigger,
+    RecurrencePattern,
+    RecurrenceTrigger,
+)
 
 from emulator.domain.compute import schedules
 from emulator.errors import ValidationFailed

@@ -65,6 +65,7 @@ def test_aml_tokens_and_aad_tokens():
         def online_endpoint(self, key):
             return type("Row", (), {"key": KEY, "name": "ep", "body": {"properties": {"authMode": "AMLToken"}}})()
     from datetime import UTC, datetime
+
     from emulator.domain.ids import WorkspaceRef
     token = endpoints.token(Repo(), WorkspaceRef("s", "rg", "w"), "ep", SECRET, datetime.now(UTC))["accessToken"]
     r = router("AMLToken")

@@ -5,8 +5,8 @@ import hashlib
 import json
 from datetime import UTC, datetime
 
-from emulator.domain.storage import blob_access, datastores
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.storage import blob_access, datastores
 from emulator.services import account_migration
 from emulator.store.db import Store
 from emulator.store.tables import AssetVersion, Job, Workspace
