@@ -1,6 +1,15 @@
 """The stored rows the services hand the api: the store's tables, named here so that the api, which shapes them,
 never imports the store."""
 
-from emulator.store.tables import AssetVersion, Compute, Job, Node, OnlineDeployment, OnlineEndpoint, Operation, Workspace
+from emulator.store.tables import (
+    AssetVersion,
+    Compute,
+    Job,
+    Node,
+    OnlineDeployment,
+    OnlineEndpoint,
+    Operation,
+    Workspace,
+)
 
 __all__ = ["AssetVersion", "Compute", "Job", "Node", "OnlineDeployment", "OnlineEndpoint", "Operation", "Workspace"]
