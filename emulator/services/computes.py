@@ -3,7 +3,7 @@
 from datetime import datetime
 
 from emulator.domain import names, payload
-from emulator.domain.compute import cluster
+from emulator.domain.compute import cluster, serverless
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import instances, operations
@@ -15,9 +15,11 @@ KNOWN_TYPES = ("AKS", "Kubernetes", "AmlCompute", "ComputeInstance", "DataFactor
 EMULATED_TYPES = ("AmlCompute", "ComputeInstance")
 
 
-def get(repo: Repository, ref: WorkspaceRef, name: str) -> Compute:
+def get(repo: Repository, ref: WorkspaceRef, name: str, serverless_too: bool = False) -> Compute:
+    """`serverless_too`: a serverless job's hidden cluster may be named too (the emulator's own routes); ARM's
+    compute routes never show one, as Azure lists no serverless compute."""
     row = repo.compute(ref.child_id("computes", name))
-    if row is None:
+    if row is None or (serverless.is_serverless(row.name) and not serverless_too):
         raise NotFound(f"Compute '{name}' was not found in workspace '{ref.name}'.", target="computeName")
     return row
 
@@ -99,7 +101,7 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
 
 def delete(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> tuple[Compute, Operation] | None:
     row = repo.compute(ref.child_id("computes", name))
-    if row is None:
+    if row is None or serverless.is_serverless(row.name):
         return None
     if row.compute_type == "ComputeInstance" and row.provisioning_state != "Deleting":
         instances.ask(row, "Delete", instances.Trigger.USER, now)

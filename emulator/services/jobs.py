@@ -8,7 +8,7 @@ from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import assets, computes, workspaces
+from emulator.services import assets, computes, serverless, workspaces
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job
 
@@ -81,12 +81,16 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     existing = repo.job(ref.child_id("jobs", name))
     if existing is not None:
         return _update(existing, props, now), False
-    compute = _compute(repo, ref, spec)
+    if spec.compute_id:
+        compute = _compute(repo, ref, spec)
+        props["computeId"] = f"{ref.arm_id}/computes/{compute.name}"
+    else:  # serverless: the job keeps naming no compute, as Azure shows it
+        compute = serverless.cluster_for(repo, ref, workspaces.get(repo, ref), spec.capacity, spec.instance_count,
+                                         now, P)
     _check_uris(ref, spec)
     if spec.code_id:
         _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")
     _asset(repo, ref, spec.environment_id, assets.ENVIRONMENTS, f"{P}.environmentId")
-    props["computeId"] = f"{ref.arm_id}/computes/{compute.name}"
     job = Job(key=ref.child_id("jobs", name).lower(), workspace_key=ref.key, name=name, compute_key=compute.key,
               body=props, status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now,
               status_changed_at=now, history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(),

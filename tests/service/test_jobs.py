@@ -73,7 +73,12 @@ def test_resubmitting_may_change_tags_only(client, auth, ready):
 
 BAD_JOBS = [
     (job_body(computeId=f"{WS_PATH}/computes/nope"), "properties.computeId"),
-    (job_body(computeId=...), "properties.computeId"),
+    # serverless (no computeId): the tier and the VM size are checked, and the quota
+    (job_body(computeId=..., queueSettings={"jobTier": "Cheap"}), "properties.queueSettings.jobTier"),
+    (job_body(queueSettings={"jobTier": "spot"}), "properties.queueSettings.jobTier"),
+    (job_body(computeId=..., resources={"instanceType": "Standard_Nope"}), "properties.resources.instanceType"),
+    (job_body(computeId=..., resources={"instanceType": "Standard_DS3_v2", "instanceCount": 7}),
+     "properties.resources.instanceCount"),
     (job_body(command="echo ${{inputs.missing}}"), "properties.command"),
     (job_body(command="echo ${{outputs.nothing}}"), "properties.command"),
     (job_body(command=""), "properties.command"),

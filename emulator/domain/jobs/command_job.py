@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from emulator.domain import durations, payload
-from emulator.domain.compute import preemption
+from emulator.domain.compute import preemption, serverless
 from emulator.domain.jobs import placeholders
 from emulator.errors import ValidationFailed
 
@@ -25,7 +25,8 @@ class JobSpec:
     command: str
     code_id: str | None
     environment_id: str
-    compute_id: str
+    compute_id: str | None  # None: serverless compute, on `capacity`
+    capacity: serverless.Capacity | None
     inputs: dict[str, dict]
     outputs: dict[str, dict]
     environment_variables: dict[str, str]
@@ -122,16 +123,15 @@ def parse(body: object) -> tuple[dict, JobSpec]:
     command = payload.required_string(props.get("command"), f"{P}.command")
     inputs, outputs = _io(props.get("inputs"), "inputs", _input), _io(props.get("outputs"), "outputs", _output)
     placeholders.check(command, inputs, outputs)
-    compute_id = props.get("computeId")
-    if not isinstance(compute_id, str) or not compute_id.strip():
-        raise ValidationFailed("The job names no compute: amlemu has no serverless compute, give compute= the name "
-                               "of a compute cluster.", target=f"{P}.computeId")
+    compute_id = payload.string(props.get("computeId"), f"{P}.computeId") or None
     code_id = payload.string(props.get("codeId"), f"{P}.codeId")
     resources = payload.obj(props.get("resources"), f"{P}.resources")
+    tier = serverless.job_tier(payload.obj(props.get("queueSettings"), f"{P}.queueSettings"), P)
     limits = payload.obj(props.get("limits"), f"{P}.limits")
     spec = JobSpec(command=command, code_id=code_id or None,
                    environment_id=payload.required_string(props.get("environmentId"), f"{P}.environmentId"),
-                   compute_id=compute_id, inputs=inputs, outputs=outputs,
+                   compute_id=compute_id, capacity=None if compute_id else serverless.capacity(resources, tier, P),
+                   inputs=inputs, outputs=outputs,
                    environment_variables=payload.string_map(props.get("environmentVariables"), f"{P}.environmentVariables"),
                    instance_count=_instance_count(resources), distribution=_distribution(props.get("distribution")),
                    timeout_seconds=_timeout(limits))

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from emulator.domain.compute import serverless
 from emulator.domain.ids import WorkspaceRef
 from emulator.services import computes
 from emulator.services.facade.base import Service
@@ -24,7 +25,8 @@ def _view(repo: Repository, row: Compute, workspace: Workspace) -> ComputeView:
 class Computes(Service):
     def listed(self, ref: WorkspaceRef) -> list[ComputeView]:
         with self.in_workspace(ref) as (repo, workspace):
-            return [_view(repo, row, workspace) for row in repo.computes(ref.key)]
+            return [_view(repo, row, workspace) for row in repo.computes(ref.key)
+                    if not serverless.is_serverless(row.name)]
 
     def get(self, ref: WorkspaceRef, name: str) -> ComputeView:
         with self.in_workspace(ref) as (repo, workspace):
