@@ -1,11 +1,14 @@
 """Serverless compute: a job that names no compute runs on a cluster the emulator keeps for its workspace, one per
 VM size and tier, which no compute route shows. No controller runs here: what the api stores is checked."""
 
+import pytest
+
 from emulator.store.tables import Compute
 from tests.service.test_api import API, WS_PATH, assert_arm_error
-from tests.service.test_jobs import JOBS, job_body, put_job, ready  # noqa: F401 (a fixture)
+from tests.service.test_jobs import JOBS, job_body, put_job, ready  # noqa: F401 (`ready`: a fixture)
 
 COMPUTES = f"{WS_PATH}/computes"
+pytestmark = pytest.mark.usefixtures("ready")  # a cluster, a code and an environment version
 
 
 def _stored_compute(app, job_name: str) -> Compute:
@@ -15,7 +18,7 @@ def _stored_compute(app, job_name: str) -> Compute:
         return repo.compute(job.compute_key)
 
 
-def test_a_job_without_compute_runs_on_hidden_dedicated_capacity_of_the_default_size(app, client, auth, ready):
+def test_a_job_without_compute_runs_on_hidden_dedicated_capacity_of_the_default_size(app, client, auth):
     body = put_job(client, auth, "hello-serverless", job_body(computeId=...))
     assert body["properties"].get("computeId") is None  # as Azure shows a serverless job
     compute = _stored_compute(app, "hello-serverless")
@@ -29,7 +32,7 @@ def test_a_job_without_compute_runs_on_hidden_dedicated_capacity_of_the_default_
     assert _stored_compute(app, "hello-serverless").provisioning_state == "Succeeded"  # untouched
 
 
-def test_spot_tier_and_instance_type_choose_low_priority_capacity_shared_by_jobs_alike(app, client, auth, ready):
+def test_spot_tier_and_instance_type_choose_low_priority_capacity_shared_by_jobs_alike(app, client, auth):
     spot = job_body(computeId=..., queueSettings={"jobTier": "Spot"},
                     resources={"instanceType": "Standard_D2_v3", "instanceCount": 2})
     put_job(client, auth, "spot-1", spot)
@@ -44,7 +47,7 @@ def test_spot_tier_and_instance_type_choose_low_priority_capacity_shared_by_jobs
     assert first.body["properties"]["properties"]["vmSize"] == "Standard_D2_v3"
 
 
-def test_a_refused_serverless_job_leaves_no_capacity_behind(app, client, auth, ready):
+def test_a_refused_serverless_job_leaves_no_capacity_behind(app, client, auth):
     bad = job_body(computeId=..., environmentId=f"{WS_PATH}/environments/nope/versions/1")
     assert_arm_error(client.put(f"{JOBS}/refused", params=API, headers=auth, json=bad), 400,
                      target="properties.environmentId")
