@@ -15,9 +15,11 @@ AZUREML_STAND_IN = "amlemu/azureml-stand-in:latest"
 INSTANCE_IMAGE = "amlemu/instance:latest"  # compute instances' workstation (images/instance)
 STAND_IN_PYTHON = "3.11"  # Debian bookworm's
 
+# Docker Hub's official python image as Docker names it: `python`, `library/python`, `docker.io/library/python`,
+# untagged (latest), `latest`, a Python 3 version, slim, a Debian release.
+_PYTHON_TAG = r"(latest|slim|3(\.\d+)*(-slim)?)(-(bookworm|bullseye|trixie))?|bookworm|bullseye|trixie"
 _STAND_INS: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"^(docker\.io/)?(library/)?python:3(\.\d+)*(-slim)?(-(bookworm|bullseye|trixie))?$"),
-     PYTHON_STAND_IN),
+    (re.compile(rf"^(docker\.io/)?(library/)?python(:({_PYTHON_TAG}))?$"), PYTHON_STAND_IN),
     (re.compile(r"^mcr\.microsoft\.com/azureml/(openmpi|minimal|base)[A-Za-z0-9._-]*(:[A-Za-z0-9._-]+)?$"),
      AZUREML_STAND_IN),
 )
