@@ -103,6 +103,26 @@ def read_small(path: Path, limit: int = 4096) -> bytes | None:
         os.close(fd)
 
 
+def read_end(fd: int, lines: int, window: int = 64 * 1024) -> str:
+    """The last `lines` lines of the open file `fd` (closed after), read from its end: a log may be large."""
+    with open(fd, "rb", closefd=True) as file:
+        file.seek(max(0, file.seek(0, os.SEEK_END) - window))
+        text = file.read().decode(errors="replace")
+    return "\n".join(text.rstrip("\n").splitlines()[-lines:])
+
+
+def last_lines(root: Path, rel: str | os.PathLike, lines: int) -> str:
+    """The end of the file `rel` under `root`, every component reached without following a link; "" when it
+    is not there (yet) or is not what it should be."""
+    *folders, name = parts(rel)
+    try:
+        with directory(root, PurePosixPath(*folders) if folders else ".") as parent:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+    except (OSError, PathEscape):
+        return ""
+    return read_end(fd, lines)
+
+
 def source(root: Path, rel: str | os.PathLike) -> Path:
     """`root/rel` for a bind mount: refused when any component is a link, since the engine follows links on
     the host (a job's symlink would mount the emulator's own files)."""

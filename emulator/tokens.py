@@ -52,6 +52,18 @@ def identity_header(secret: bytes) -> str:
     return hmac.new(secret, b"identity-header", "sha256").hexdigest()[:32]
 
 
+def link_signature(secret: bytes, resource_id: str) -> str:
+    """What a page link carries instead of a bearer token (a browser sends none): only a caller the api answered
+    with the link can open the page."""
+    return hmac.new(secret, f"page:{resource_id.lower()}".encode(), "sha256").hexdigest()[:32]
+
+
+def link_signed(secret: bytes, resource_id: str, signature: str | None) -> bool:
+    # as bytes: compare_digest refuses a str with characters beyond ASCII, which a caller may send
+    return signature is not None and hmac.compare_digest(link_signature(secret, resource_id).encode(),
+                                                         signature.encode(errors="replace"))
+
+
 def issue(secret: bytes, audience: str, now: float | None = None) -> tuple[str, int]:
     issued = int(now if now is not None else time.time())
     expires = issued + LIFETIME_SECONDS

@@ -126,9 +126,7 @@ def tail(log_file: Path, lines: int = LOG_TAIL_LINES, window: int = 64 * 1024) -
     """The last `lines` lines of the log (read from its end: a log may be large). A log its writer swapped for
     a link is not followed."""
     try:
-        with open(os.open(log_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as log:
-            log.seek(max(0, log.seek(0, os.SEEK_END) - window))
-            text = log.read().decode(errors="replace")
+        fd = os.open(log_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:  # not there yet, or a link
         return ""
-    return "\n".join(text.rstrip("\n").splitlines()[-lines:])
+    return confined.read_end(fd, lines, window)

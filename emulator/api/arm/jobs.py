@@ -1,14 +1,20 @@
 """ARM shape of a job: its stored body with the read-only status and services the SDK reads back."""
 
+from emulator import tokens
 from emulator.api.arm.envelope import system_data, workspace_id
 from emulator.domain.ids import PROVIDER
 from emulator.services.rows import Job, Workspace
 from emulator.settings import Settings
 
 
-def job(row: Job, workspace: Workspace, settings: Settings) -> dict:
+def studio_url(settings: Settings, secret: bytes, arm_id: str) -> str:
+    """The job's page on the emulator (the SDK's "Web View" link), signed: a browser sends no token."""
+    return f"{settings.public_url}/studio{arm_id}?sig={tokens.link_signature(secret, arm_id)}"
+
+
+def job(row: Job, workspace: Workspace, settings: Settings, secret: bytes) -> dict:
     arm_id = f"{workspace_id(workspace)}/jobs/{row.name}"
-    services = {"Studio": {"jobServiceType": "Studio", "endpoint": f"{settings.public_url}/studio{arm_id}",
+    services = {"Studio": {"jobServiceType": "Studio", "endpoint": studio_url(settings, secret, arm_id),
                            "status": None, "errorMessage": None, "properties": None, "port": None},
                 "Tracking": {"jobServiceType": "Tracking", "endpoint": f"azureml://{workspace.location}"
                              f".api.azureml.ms/mlflow/v1.0{workspace_id(workspace)}?", "status": None,

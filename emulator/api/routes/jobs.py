@@ -17,19 +17,19 @@ JOB = f"{WS_PATH}/jobs/{{name}}"
 @router.put(JOB)
 def put_job(ctx: Ctx, ws: Ws, name: str, body: Annotated[dict[str, Any], Body()]) -> JSONResponse:
     row, created, workspace = ctx.services.jobs.put(ws, name, body)
-    return JSONResponse(arm.job(row, workspace, ctx.settings), status_code=201 if created else 200)
+    return JSONResponse(arm.job(row, workspace, ctx.settings, ctx.secret), status_code=201 if created else 200)
 
 
 @router.get(JOB)
 def get_job(ctx: Ctx, ws: Ws, name: str) -> dict:
-    return arm.job(*ctx.services.jobs.get(ws, name), ctx.settings)
+    return arm.job(*ctx.services.jobs.get(ws, name), ctx.settings, ctx.secret)
 
 
 @router.get(f"{WS_PATH}/jobs")
 def list_jobs(ctx: Ctx, ws: Ws, view: Annotated[str | None, Query(alias="listViewType")] = None) -> dict:
     query = rules.list_query(None, None, view)
     rows, workspace = ctx.services.jobs.listed(ws, query.view)
-    return {"value": [arm.job(j, workspace, ctx.settings) for j in rows], "nextLink": None}
+    return {"value": [arm.job(j, workspace, ctx.settings, ctx.secret) for j in rows], "nextLink": None}
 
 
 @router.post(JOB + "/cancel")
