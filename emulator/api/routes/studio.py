@@ -3,6 +3,7 @@ outputs and log. A browser sends no token, so the link is signed (tokens.link_si
 
 from pathlib import Path
 
+import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
@@ -15,7 +16,8 @@ from emulator.errors import Forbidden
 from emulator.services.facade.jobs import PAGE_LOG_LINES
 
 router = APIRouter()
-pages = Jinja2Templates(directory=Path(__file__).resolve().parents[1] / "pages", autoescape=True)
+pages = Jinja2Templates(env=jinja2.Environment(  # every value the page shows is escaped: a job's text is the user's
+    loader=jinja2.FileSystemLoader(Path(__file__).resolve().parents[1] / "pages"), autoescape=True))
 
 
 @router.get(f"/studio{WS_PATH}/jobs/{{name}}", response_class=HTMLResponse)

@@ -1,0 +1,35 @@
+"""Job files written the way Microsoft's documentation writes them, loaded with `load_job` and submitted with the
+unmodified SDK: no compute (serverless), Docker Hub image names, a job tier. They complete, and the compute list
+shows nothing the user did not make."""
+
+from pathlib import Path
+
+import httpx
+
+import pytest
+from azure.ai.ml import load_job
+
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.e2e
+FILES = Path(__file__).parent / "docs_jobs"
+
+
+def _completed(ml_client, name: str) -> str:
+    status = wait_until(lambda: (s := ml_client.jobs.get(name).status) in ("Completed", "Failed", "Canceled") and s,
+                        timeout=300, interval=0.5, message=f"job {name} to end")
+    return status
+
+
+@pytest.mark.parametrize(("file", "printed"), [("hello-serverless.yml", "hello world"),
+                                                ("hello-spot.yml", "hello from 3.11")])
+def test_a_documented_job_file_runs_on_serverless_compute(ml_client, stack, job_dir, file, printed):
+    job = ml_client.jobs.create_or_update(load_job(FILES / file))
+    assert job.compute is None  # as Azure shows a serverless job
+    status = _completed(ml_client, job.name)
+    log = (job_dir(job.name) / "user_logs" / "std_log.txt").read_text()
+    assert status == "Completed", log[-2000:]
+    assert printed in log
+    assert all("serverless" not in c.name for c in ml_client.compute.list())
+    page = httpx.get(ml_client.jobs.get(job.name).studio_url, verify=str(stack.ca_file))  # as a browser opens it
+    assert page.status_code == 200 and "Completed" in page.text and printed in page.text
