@@ -5,7 +5,6 @@ shows nothing the user did not make."""
 from pathlib import Path
 
 import httpx
-
 import pytest
 from azure.ai.ml import load_job
 
