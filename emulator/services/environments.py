@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from emulator.domain.assets import environments, images
+from emulator.domain.assets import curated, environments, images
 from emulator.errors import ValidationFailed
 
 Progress = Callable[[str], None]
@@ -42,6 +42,8 @@ class EnvironmentResolver:
                                    "pip packages.", target="properties.build")
         base = images.resolve(env_body["image"], self.engine.exists)
         notes = [base.note] if base.note else []
+        if stand_in := (env_body.get("tags") or {}).get(curated.NOTE_TAG):  # a curated environment's own difference
+            notes.append(f"amlemu: {stand_in}")
         if not env_body.get("condaFile"):
             return Prepared(base.image, notes), None, base.image
         spec = environments.parse_conda(env_body["condaFile"])

@@ -3,12 +3,14 @@ and the one place a job's status changes."""
 
 from datetime import datetime
 
+from emulator.domain.assets import curated
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import assets, computes, serverless, workspaces
+from emulator.services import curated as curated_service
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job
 
@@ -90,7 +92,10 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     _check_uris(ref, spec)
     if spec.code_id:
         _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")
-    _asset(repo, ref, spec.environment_id, assets.ENVIRONMENTS, f"{P}.environmentId")
+    if reference := curated.parse(spec.environment_id, f"{P}.environmentId"):
+        props["environmentId"] = curated_service.environment_id(repo, ref, reference, now)
+    else:
+        _asset(repo, ref, spec.environment_id, assets.ENVIRONMENTS, f"{P}.environmentId")
     job = Job(key=ref.child_id("jobs", name).lower(), workspace_key=ref.key, name=name, compute_key=compute.key,
               body=props, status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now,
               status_changed_at=now, history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(),

@@ -32,3 +32,18 @@ def test_a_documented_job_file_runs_on_serverless_compute(ml_client, stack, job_
     assert all("serverless" not in c.name for c in ml_client.compute.list())
     page = httpx.get(ml_client.jobs.get(job.name).studio_url, verify=str(stack.ca_file))  # as a browser opens it
     assert page.status_code == 200 and "Completed" in page.text and printed in page.text
+
+
+def test_a_curated_environment_builds_from_pypi_once_and_runs_the_training_script(ml_client, job_dir):
+    """The first job builds the sklearn-1.5 stand-in (its log says what it installs); its script imports what the
+    curated environment carries."""
+    job = ml_client.jobs.create_or_update(load_job(FILES / "sklearn-curated.yml"))
+    assert job.environment == "AzureML-sklearn-1.5:1"
+    status = wait_until(lambda: (s := ml_client.jobs.get(job.name).status) in ("Completed", "Failed") and s,
+                        timeout=900, interval=1, message=f"job {job.name} to end (a first build downloads wheels)")
+    folder = job_dir(job.name)
+    log = (folder / "user_logs" / "std_log.txt").read_text()
+    assert status == "Completed", log[-3000:] + (folder / "azureml-logs" / "20_image_build_log.txt").read_text()[-3000:]
+    assert "scikit-learn 1.5." in log and "training accuracy" in log
+    assert "accuracy" in (folder / "outputs" / "metrics.json").read_text()
+    assert ml_client.environments.get("AzureML-sklearn-1.5", version="1").image.startswith("mcr.microsoft.com/azureml/")

@@ -1,0 +1,16 @@
+"""A curated environment a job names becomes an environment version of the workspace (`AzureML-<name>`), as Azure's
+workspaces show the `azureml` registry's curated environments; its image is built when a job first needs it."""
+
+from datetime import datetime
+
+from emulator.domain.assets import curated
+from emulator.domain.ids import WorkspaceRef
+from emulator.services import assets
+from emulator.store.repositories import Repository
+
+
+def environment_id(repo: Repository, ref: WorkspaceRef, reference: curated.Reference, now: datetime) -> str:
+    """The ARM id of the workspace's version of the curated environment, made on first use."""
+    assets.put(repo, ref, assets.ENVIRONMENTS, reference.workspace_name, reference.version,
+               curated.environment_body(reference.curated), now)
+    return f"{ref.arm_id}/environments/{reference.workspace_name}/versions/{reference.version}"
