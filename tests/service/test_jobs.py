@@ -83,7 +83,7 @@ BAD_JOBS = [
     (job_body(command="echo ${{outputs.nothing}}"), "properties.command"),
     (job_body(command=""), "properties.command"),
     (job_body(environmentId=f"{ENVIRONMENTS}/nope/versions/1"), "properties.environmentId"),
-    (job_body(environmentId="azureml://registries/azureml/environments/sklearn-1.5/versions/1"),
+    (job_body(environmentId="azureml://registries/contoso/environments/sklearn-1.5/versions/1"),
      "properties.environmentId"),
     (job_body(environmentId="not-an-id"), "properties.environmentId"),
     (job_body(codeId=f"{CODES}/nope/versions/1"), "properties.codeId"),
@@ -184,3 +184,20 @@ def test_deleting_the_workspace_cancels_its_jobs_drops_its_assets_and_takes_down
         assert job.history[-1]["message"] == "The workspace was deleted."
         assert not repo.all_asset_versions(WS_PATH.lower())
         assert [c.provisioning_state for c in repo.computes(WS_PATH.lower())] == ["Deleting"]
+
+
+@pytest.mark.parametrize("named", ["azureml:AzureML-sklearn-1.5@latest",
+                                   "azureml://registries/azureml/environments/sklearn-1.5/labels/latest"])
+def test_a_curated_environment_becomes_the_workspaces_azureml_version_of_it(client, auth, ready, named):
+    body = put_job(client, auth, "curated", job_body(environmentId=named))
+    assert body["properties"]["environmentId"] == f"{ENVIRONMENTS}/AzureML-sklearn-1.5/versions/1"
+    env = client.get(f"{ENVIRONMENTS}/AzureML-sklearn-1.5/versions/1", params=API, headers=auth)
+    assert env.status_code == 200 and "scikit-learn~=1.5.0" in env.json()["properties"]["condaFile"]
+
+
+def test_an_unknown_curated_environment_lists_the_known_ones_and_changes_nothing(client, auth, ready):
+    response = client.put(f"{JOBS}/curated", params=API, headers=auth,
+                          json=job_body(environmentId="azureml:AzureML-sklearn-9@latest"))
+    assert_arm_error(response, 400, target="properties.environmentId")
+    assert "sklearn-1.5" in response.json()["error"]["message"]
+    assert client.get(f"{ENVIRONMENTS}/AzureML-sklearn-9/versions/1", params=API, headers=auth).status_code == 404
