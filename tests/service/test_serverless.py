@@ -53,3 +53,13 @@ def test_a_refused_serverless_job_leaves_no_capacity_behind(app, client, auth):
                      target="properties.environmentId")
     with app.state.context.store.transaction() as repo:
         assert [c.name for c in repo.computes()] == ["cpu"]
+
+
+def test_the_emulators_preempt_control_reaches_a_spot_jobs_hidden_cluster(app, client, auth):
+    put_job(client, auth, "spot", job_body(computeId=..., queueSettings={"jobTier": "Spot"},
+                                            resources={"instanceType": "Standard_D2_v3"}))
+    name = _stored_compute(app, "spot").name
+    assert name == "serverless.lowpriority.standard_d2_v3"
+    response = client.post(f"/_emulator{COMPUTES}/{name}/preempt", params=API, headers=auth)
+    assert_arm_error(response, 409, target="computeName")  # found, but it has no node up yet
+    assert "no node to preempt" in response.json()["error"]["message"]
