@@ -9,7 +9,7 @@ from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.dispatch.celery_app import ready_key
 from emulator.domain.compute.cluster import NodeState
 from emulator.runtime.labels import COMPUTE, PRIORITY, VM_SIZE
-from emulator.services import assets, jobs
+from emulator.services import assets, jobs, usage
 from emulator.services.environments import Prepared
 
 
@@ -45,6 +45,10 @@ def test_a_spot_job_without_compute_scales_its_hidden_cluster_up_then_back_to_ze
     assert node.state == NodeState.PREPARING
     assert (container.labels[COMPUTE], container.labels[PRIORITY], container.labels[VM_SIZE]) == \
         (name, "LowPriority", "Standard_D2_v3")
+    with store.transaction() as repo:  # its cores count in list_usage, as Azure counts serverless under its quota
+        counted = {u["name"]["value"]: u["currentValue"]
+                   for u in usage.usages(repo, azure.ref.subscription, "eastus")}
+    assert counted["TotalLowPriorityCores"] == 2 and counted["TotalDedicatedCores"] == 0
     broker.set(ready_key(node.node_id), 1)
     clusters.tick()  # the node is idle and is sent the job
     with store.transaction() as repo:
