@@ -7,7 +7,7 @@ from pathlib import Path
 
 from emulator.domain.assets import data as rules
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts
+from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.storage import datastores
 from emulator.errors import ValidationFailed
 from emulator.store.repositories import Repository
@@ -49,16 +49,15 @@ def _version(repo: Repository, ref: WorkspaceRef, named: rules.DataRef, target: 
     return max(active, key=lambda r: (r.created_at, r.key))
 
 
-def input_uris(repo: Repository, ref: WorkspaceRef, inputs: dict[str, dict], target_of,
+def input_uris(repo: Repository, ref: WorkspaceRef, inputs: dict[str, dict],
                data_dir: Path | None) -> dict[str, str]:
-    """{input: the datastore URI it reads} for the inputs naming a data asset. Every other non-literal input
-    must be a datastore path of the workspace, there already when the api has the files (`data_dir`).
-    `target_of(name)`: the field an error names."""
+    """{input: the datastore URI it reads} for a job's inputs naming a data asset. Every other non-literal
+    input must be a datastore path of the workspace, there already when the api has the files (`data_dir`)."""
     resolved = {}
     for name, entry in inputs.items():
         if entry["jobInputType"] == "literal":
             continue
-        target = target_of(name)
+        target = f"{command_job.P}.inputs.{name}.uri"
         named = rules.input_reference(ref, entry["uri"], target)
         if named is not None:
             resolved[name] = _version(repo, ref, named, target).body["dataUri"]

@@ -71,7 +71,7 @@ def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, 
                 data_dir: Path | None) -> None:
     """Inputs and outputs must point into the workspace's datastores, where jobs can mount them; an input
     naming a data asset reads the asset's files, recorded now."""
-    resolved = data.input_uris(repo, ref, spec.inputs, lambda name: f"{P}.inputs.{name}.uri", data_dir)
+    resolved = data.input_uris(repo, ref, spec.inputs, data_dir)
     if resolved:
         props[command_job.RESOLVED_INPUTS] = resolved
     for name, entry in spec.outputs.items():
