@@ -1,44 +1,53 @@
-"""Code, environment and model versions: store, read, list, dedupe by content hash, archive, and start blob
+"""Code, environment, model and data versions: store, read, list, dedupe by content hash, archive, and start blob
 uploads."""
 
 import uuid
 from datetime import datetime
+from pathlib import Path
 
 from emulator.domain import payload
 from emulator.domain.assets import versioned
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.storage import blob_access, datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import models
+from emulator.services import data, models
 from emulator.services.blobs import BlobStore
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, Workspace
 
-CODES, ENVIRONMENTS, MODELS = "codes", "environments", "models"
-_VALIDATORS = {CODES: versioned.code_version, ENVIRONMENTS: versioned.environment_version, MODELS: versioned.model_version}
-_SPEC = {CODES: versioned.CODE_SPEC, ENVIRONMENTS: versioned.ENVIRONMENT_SPEC, MODELS: versioned.MODEL_SPEC}
-_LABEL = {CODES: "Code", ENVIRONMENTS: "Environment", MODELS: "Model"}
+CODES, ENVIRONMENTS, MODELS, DATA = "codes", "environments", "models", data.KIND
+_VALIDATORS = {CODES: versioned.code_version, ENVIRONMENTS: versioned.environment_version,
+               MODELS: versioned.model_version, DATA: versioned.data_version}
+_SPEC = {CODES: versioned.CODE_SPEC, ENVIRONMENTS: versioned.ENVIRONMENT_SPEC, MODELS: versioned.MODEL_SPEC,
+         DATA: versioned.DATA_SPEC}
+_LABEL = {CODES: "Code", ENVIRONMENTS: "Environment", MODELS: "Model", DATA: "Data"}
 
 
-def _code(_repo: Repository, ref: WorkspaceRef, spec: dict) -> dict:
+def _code(_repo: Repository, ref: WorkspaceRef, spec: dict, _data_dir: Path | None) -> dict:
     datastores.resolve_asset_uri(ref, spec["codeUri"], "properties.codeUri")
     return spec
 
 
-def _environment(_repo: Repository, ref: WorkspaceRef, spec: dict) -> dict:
+def _environment(_repo: Repository, ref: WorkspaceRef, spec: dict, _data_dir: Path | None) -> dict:
     if spec.get("build"):
         datastores.resolve_asset_uri(ref, spec["build"]["contextUri"], "properties.build.contextUri")
     return spec
 
 
-# Checks that need the workspace (its storage, a model's job output), after the pure ones.
-_RESOLVERS = {CODES: _code, ENVIRONMENTS: _environment, MODELS: models.resolve}
+def _model(repo: Repository, ref: WorkspaceRef, spec: dict, _data_dir: Path | None) -> dict:
+    return models.resolve(repo, ref, spec)
+
+
+# Checks that need the workspace (its storage, a model's job output, a data version's files: those with the
+# data directory at hand), after the pure ones.
+_RESOLVERS = {CODES: _code, ENVIRONMENTS: _environment, MODELS: _model, DATA: data.resolve}
 PENDING_UPLOAD_TYPES = ("None", "TemporaryBlobReference")
 _ARCHIVED = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}  # by listViewType
 
 
 def get(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str) -> AssetVersion:
+    name = versioned.unprefixed(name)
     row = repo.asset_version(ref.child_id(kind, name) + f"/versions/{version}")
     if row is None:
         raise NotFound(f"{_LABEL[kind]} '{name}' version '{version}' was not found in workspace '{ref.name}'.",
@@ -47,11 +56,12 @@ def get(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str)
 
 
 def versions(repo: Repository, ref: WorkspaceRef, kind: str, name: str) -> list[AssetVersion]:
-    return repo.asset_versions(ref.key, kind, name)
+    return repo.asset_versions(ref.key, kind, versioned.unprefixed(name))
 
 
 def container(repo: Repository, ref: WorkspaceRef, kind: str, name: str) -> list[AssetVersion]:
     """The versions of one named asset, oldest first; NotFound when there are none."""
+    name = versioned.unprefixed(name)
     rows = repo.asset_versions(ref.key, kind, name)
     if not rows:
         raise NotFound(f"{_LABEL[kind]} '{name}' was not found in workspace '{ref.name}'.", target="name")
@@ -102,12 +112,11 @@ def _check_unchanged(row: AssetVersion, spec: dict, kind: str) -> None:
 
 
 def put(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str, body: object,
-        now: datetime) -> tuple[AssetVersion, bool]:
+        now: datetime, data_dir: Path | None = None) -> tuple[AssetVersion, bool]:
     versioned.name(name)
     versioned.version(version)
     spec = _VALIDATORS[kind](body)
-    if kind in _RESOLVERS:
-        spec = _RESOLVERS[kind](repo, ref, spec)
+    spec = _RESOLVERS[kind](repo, ref, spec, data_dir)
     key = (ref.child_id(kind, name) + f"/versions/{version}").lower()
     row = repo.asset_version(key)
     if row is not None:

@@ -2,6 +2,7 @@
 and the one place a job's status changes."""
 
 from datetime import datetime
+from pathlib import Path
 
 from emulator.domain.assets import curated
 from emulator.domain.ids import WorkspaceRef
@@ -9,7 +10,7 @@ from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import assets, computes, serverless, workspaces
+from emulator.services import assets, computes, data, serverless, workspaces
 from emulator.services import curated as curated_service
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job
@@ -66,17 +67,22 @@ def _asset(repo: Repository, ref: WorkspaceRef, arm_id: str, kind: str, target: 
         raise ValidationFailed(exc.message, target=target) from exc
 
 
-def _check_uris(ref: WorkspaceRef, spec: command_job.JobSpec) -> None:
-    """Inputs and outputs must point into the workspace's datastores, where jobs can mount them."""
-    for name, entry in spec.inputs.items():
-        if entry["jobInputType"] != "literal":
-            datastores.resolve_uri(ref, entry["uri"], f"{P}.inputs.{name}.uri")
+def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, props: dict,
+                data_dir: Path | None) -> None:
+    """Inputs and outputs must point into the workspace's datastores, where jobs can mount them; an input
+    naming a data asset reads the asset's files, recorded now."""
+    resolved = data.input_uris(repo, ref, spec.inputs, data_dir)
+    if resolved:
+        props[command_job.RESOLVED_INPUTS] = resolved
     for name, entry in spec.outputs.items():
         if entry.get("uri"):
             datastores.resolve_uri(ref, entry["uri"], f"{P}.outputs.{name}.uri")
 
 
-def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime) -> tuple[Job, bool]:
+def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime,
+        data_dir: Path | None = None) -> tuple[Job, bool]:
+    """`data_dir`: where the api finds the workspace's files, to refuse an input that is not there; None
+    leaves that to the job."""
     command_job.name(name)
     workspaces.get(repo, ref)
     props, spec = command_job.parse(body)
@@ -89,7 +95,7 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     else:  # serverless: the job keeps naming no compute, as Azure shows it
         compute = serverless.cluster_for(repo, ref, workspaces.get(repo, ref), spec.capacity, spec.instance_count,
                                          now, P)
-    _check_uris(ref, spec)
+    _check_uris(repo, ref, spec, props, data_dir)
     if spec.code_id:
         _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")
     if reference := curated.parse(spec.environment_id, f"{P}.environmentId"):

@@ -1,4 +1,4 @@
-"""ARM shapes of code, environment and model assets: versions and their containers."""
+"""ARM shapes of code, environment, model and data assets: versions and their containers."""
 
 from emulator.api.arm.envelope import system_data, workspace_id
 from emulator.domain.assets import versioned
@@ -21,6 +21,8 @@ def version(row: AssetVersion, workspace: Workspace) -> dict:
 def container(rows: list[AssetVersion], workspace: Workspace) -> dict:
     """rows: the versions of one asset, oldest first."""
     first, latest = rows[0], max(rows, key=lambda r: (r.created_at, r.key))
+    # data.list() reads each container's dataType: the latest version's
+    typed = {"dataType": latest.body.get("dataType")} if first.kind == "data" else {}
     return {"id": f"{workspace_id(workspace)}/{first.kind}/{first.name}", "name": first.name,
             "type": f"{PROVIDER}/workspaces/{first.kind}",
             "systemData": system_data(first.created_at, latest.modified_at),
@@ -28,4 +30,4 @@ def container(rows: list[AssetVersion], workspace: Workspace) -> dict:
                            "nextVersion": versioned.next_version([r.version for r in rows]),
                            "isArchived": versioned.all_archived([r.body for r in rows]),
                            "description": None, "tags": {}, "properties": {},
-                           "provisioningState": "Succeeded"}}
+                           "provisioningState": "Succeeded", **typed}}

@@ -3,6 +3,7 @@
 from emulator import tokens
 from emulator.api.arm.envelope import system_data, workspace_id
 from emulator.domain.ids import PROVIDER
+from emulator.domain.jobs.command_job import RESOLVED_INPUTS
 from emulator.services.rows import Job, Workspace
 from emulator.settings import Settings
 
@@ -19,6 +20,7 @@ def job(row: Job, workspace: Workspace, settings: Settings, secret: bytes) -> di
                 "Tracking": {"jobServiceType": "Tracking", "endpoint": f"azureml://{workspace.location}"
                              f".api.azureml.ms/mlflow/v1.0{workspace_id(workspace)}?", "status": None,
                              "errorMessage": None, "properties": None, "port": None}}
-    props = {**row.body, "status": row.status, "services": services}
+    shown = {k: v for k, v in row.body.items() if k != RESOLVED_INPUTS}
+    props = {**shown, "status": row.status, "services": services}
     return {"id": arm_id, "name": row.name, "type": f"{PROVIDER}/workspaces/jobs",
             "systemData": system_data(row.created_at, row.modified_at), "properties": props}

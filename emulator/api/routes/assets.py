@@ -1,4 +1,4 @@
-"""ARM code, environment and model assets: containers (archive), versions, hash lookup, startPendingUpload."""
+"""ARM code, environment, model and data assets: containers (archive), versions, hash lookup, startPendingUpload."""
 
 from typing import Annotated, Any
 
@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 from emulator.api.arm import assets as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain.assets import versioned as rules
-from emulator.services.assets import CODES, ENVIRONMENTS, MODELS
+from emulator.services.assets import CODES, DATA, ENVIRONMENTS, MODELS
 from emulator.services.rows import AssetVersion, Workspace
 
 router = APIRouter(dependencies=[Depends(authorized)])
@@ -47,12 +47,13 @@ def _register(kind: str) -> None:
         return JSONResponse(arm.version(row, workspace), status_code=201 if created else 200)
 
 
-for _kind in (CODES, ENVIRONMENTS, MODELS):
+for _kind in (CODES, ENVIRONMENTS, MODELS, DATA):
     _register(_kind)
 
 CODE = f"{WS_PATH}/codes/{{name}}"
 ENVIRONMENT = f"{WS_PATH}/environments/{{name}}"
 MODEL = f"{WS_PATH}/models/{{name}}"
+DATA_ASSET = f"{WS_PATH}/data/{{name}}"
 
 
 def _page(found: tuple[list[AssetVersion], Workspace]) -> dict:
@@ -81,6 +82,13 @@ def list_model_versions(ctx: Ctx, ws: Ws, name: str, order_by: OrderBy = None, t
     """`stage`: models.list(name, stage=...) filters on it (case-insensitively, as Azure)."""
     query = rules.list_query(order_by, top, view)
     return _page(ctx.services.assets.model_versions(ws, name, query, stage))
+
+
+@router.get(DATA_ASSET + "/versions")
+def list_data_versions(ctx: Ctx, ws: Ws, name: str, order_by: OrderBy = None, top: Top = None,
+                       view: View = None) -> dict:
+    query = rules.list_query(order_by, top, view)
+    return _page(ctx.services.assets.data_versions(ws, name, query))
 
 
 @router.post(CODE + "/versions/{version}/startPendingUpload")

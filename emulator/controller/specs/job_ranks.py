@@ -25,13 +25,14 @@ INPUTS, OUTPUTS = "/mnt/azureml/inputs", "/mnt/azureml/outputs"
 MASTER_PORT = "6105"  # the port Azure ML gives PyTorch's rendezvous
 
 
-def _inputs(ref: WorkspaceRef, inputs: dict[str, dict]) -> tuple[dict[str, str], list[Mount]]:
+def _inputs(ref: WorkspaceRef, props: dict, inputs: dict[str, dict]) -> tuple[dict[str, str], list[Mount]]:
     values, mounts = {}, []
     for name, entry in inputs.items():
         if entry["jobInputType"] == "literal":
             values[name] = entry["value"]
             continue
-        source = artifacts.blob_dir(datastores.resolve_uri(ref, entry["uri"], f"{command_job.P}.inputs.{name}.uri"))
+        uri = command_job.input_uri(props, name)  # a data asset's files, resolved when the job was submitted
+        source = artifacts.blob_dir(datastores.resolve_uri(ref, uri, f"{command_job.P}.inputs.{name}.uri"))
         if entry["jobInputType"] == "uri_file":
             filename = PurePosixPath(source).name
             target = f"{INPUTS}/{name}/{filename}"
@@ -87,7 +88,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
           host_has_gpus: bool, sandbox_pool: str | None = None) -> list[Attempt]:
     """`sandbox_pool`: the cluster's pool of network sandboxes, which a one-node job may borrow from."""
     spec = command_job.spec_of(props)
-    input_values, input_mounts = _inputs(ref, spec.inputs)
+    input_values, input_mounts = _inputs(ref, props, spec.inputs)
     output_values, output_mounts = _outputs(ref, job_name, spec.outputs)
     command = placeholders.resolve(spec.command, {"inputs": input_values, "outputs": output_values})
     gpus, gpu_note = gpu_plan(cluster.vm_size, settings, host_has_gpus)

@@ -1,10 +1,10 @@
-"""Versioned workspace assets (code, environments, models): names, body checks, list queries. Pure."""
+"""Versioned workspace assets (code, environments, models, data): names, body checks, list queries. Pure."""
 
 import re
 from dataclasses import dataclass
 
 from emulator.domain import payload
-from emulator.domain.assets import environments
+from emulator.domain.assets import data, environments
 from emulator.errors import ValidationFailed
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$")
@@ -20,10 +20,17 @@ CODE_SPEC = ("codeUri",)
 ENVIRONMENT_SPEC = ("image", "build", "condaFile", "osType", "inferenceConfig")
 # What a model version is: its files and how they are read. Description, tags, stage, flavors may change.
 MODEL_SPEC = ("modelUri", "modelType")
+DATA_SPEC = ("dataUri", "dataType")
 # The SDK's spellings, and the REST API's (CustomModel, MLFlowModel, TritonModel), compared without case or '_'.
 MODEL_TYPES = ("custom_model", "mlflow_model", "triton_model")
 DEFAULT_MODEL_TYPE = "custom_model"
 DEFAULT_STAGE = "Development"  # what Azure shows for a workspace model registered without a stage
+
+
+def unprefixed(value: str) -> str:
+    """An asset's name without the `azureml:` the SDK leaves on it when it resolves `azureml:<name>@latest`
+    (it reads the container `.../data/azureml:<name>`): Azure reads such a name as the asset's own."""
+    return value[len("azureml:"):] if value.lower().startswith("azureml:") else value
 
 
 def name(value: str, target: str = "name") -> str:
@@ -146,6 +153,11 @@ def model_version(body: object) -> dict:
     return {**common, "modelUri": payload.required_string(props.get("modelUri"), "properties.modelUri"),
             "modelType": _model_type(props.get("modelType")), "flavors": _flavors(props.get("flavors")),
             **{key: value for key, value in optional.items() if value is not None}}
+
+
+def data_version(body: object) -> dict:
+    props, common = _common(body)
+    return data.checked(props, common)
 
 
 @dataclass(frozen=True)

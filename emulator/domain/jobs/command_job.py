@@ -18,6 +18,9 @@ OUTPUT_TYPES = ("uri_file", "uri_folder", "mlflow_model", "custom_model", "mltab
 DISTRIBUTIONS = ("PyTorch", "Mpi", "TensorFlow")
 DEFAULT_EXPERIMENT = "Default"
 P = "properties"
+# Kept in the stored body, never shown: {input: datastore URI} for the inputs naming a data asset, resolved
+# at submit (the input itself keeps what the user sent, as Azure shows it).
+RESOLVED_INPUTS = "amlemuInputDataUris"
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,13 @@ def parse(body: object) -> tuple[dict, JobSpec]:
                  isArchived=bool(props.get("isArchived", False)))
     preemption.job_choice(props["properties"])  # the job's own onPreemption, checked now rather than when it bites
     props.pop("status", None)  # read-only
+    props.pop(RESOLVED_INPUTS, None)  # the emulator's own
     return props, spec
+
+
+def input_uri(props: dict, name: str) -> str:
+    """Where a stored job's (non-literal) input reads from: a data asset's files, or its uri as given."""
+    return props.get(RESOLVED_INPUTS, {}).get(name) or props["inputs"][name]["uri"]
 
 
 def spec_of(props: dict) -> JobSpec:

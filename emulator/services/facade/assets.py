@@ -1,4 +1,4 @@
-"""Code, environment and model assets as the api calls them: containers, versions, hash lookup, uploads."""
+"""Code, environment, model and data assets as the api calls them: containers, versions, hash lookup, uploads."""
 
 from collections.abc import Callable
 
@@ -32,7 +32,7 @@ class Assets(Service):
     def put(self, ref: WorkspaceRef, kind: str, name: str, version: str,
             body: object) -> tuple[AssetVersion, bool, Workspace]:
         with self.in_workspace(ref) as (repo, workspace):
-            row, created = assets.put(repo, ref, kind, name, version, body, self.clock())
+            row, created = assets.put(repo, ref, kind, name, version, body, self.clock(), self.settings.data_dir)
             return row, created, workspace
 
     def _versions(self, ref: WorkspaceRef, query: rules.ListQuery,
@@ -55,6 +55,10 @@ class Assets(Service):
                        stage: str | None) -> tuple[list[AssetVersion], Workspace]:
         return self._versions(ref, query,
                               lambda repo: models.in_stage(assets.versions(repo, ref, assets.MODELS, name), stage))
+
+    def data_versions(self, ref: WorkspaceRef, name: str,
+                      query: rules.ListQuery) -> tuple[list[AssetVersion], Workspace]:
+        return self._versions(ref, query, lambda repo: assets.versions(repo, ref, assets.DATA, name))
 
     def start_pending_upload(self, ref: WorkspaceRef, name: str, version: str, body: object) -> dict:
         workspace = self._workspace(ref)

@@ -23,7 +23,7 @@ class JobPage:
 class Jobs(Service):
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[Job, bool, Workspace]:
         with self.store.transaction() as repo:
-            row, created = jobs.put(repo, ref, name, body, self.clock())
+            row, created = jobs.put(repo, ref, name, body, self.clock(), self.settings.data_dir)
             return row, created, workspaces.get(repo, ref)
 
     def get(self, ref: WorkspaceRef, name: str) -> tuple[Job, Workspace]:

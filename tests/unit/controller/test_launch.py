@@ -5,7 +5,7 @@ import pytest
 from emulator.controller.specs import job_ranks
 from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts
+from emulator.domain.jobs import artifacts, command_job
 from emulator.errors import ValidationFailed
 from emulator.settings import Settings
 
@@ -67,3 +67,15 @@ def test_output_asset_ids_read_back_whatever_the_underscores():
     asset = artifacts.output_asset_id("local", "guid", "my_job_1", "model_out")
     assert ("my_job_1", "model_out") in artifacts.output_of(asset)
     assert artifacts.output_of("azureml://locations/x/workspaces/y/data/other/versions/1") == []
+
+
+def test_an_input_naming_a_data_asset_mounts_the_files_resolved_at_submit():
+    """The input keeps the data asset's id as the user sent it; the mount is where the asset's files are."""
+    asset_id = f"{REF.arm_id}/data/rows/versions/2"
+    (rank,) = ranks(inputs={"d": {"jobInputType": "uri_file", "uri": asset_id},
+                            "n": {"jobInputType": "literal", "value": "7"}},
+                    **{command_job.RESOLVED_INPUTS: {"d": "azureml://datastores/workspaceblobstore/paths/LocalUpload/h/"
+                                                          "rows.csv"}})
+    mounts = {m.target: m for m in rank.mounts}
+    assert mounts["/mnt/azureml/inputs/d/rows.csv"].source.endswith("/LocalUpload/h/rows.csv")
+    assert rank.command.startswith("python t.py --d /mnt/azureml/inputs/d/rows.csv ")
