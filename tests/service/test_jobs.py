@@ -201,3 +201,12 @@ def test_an_unknown_curated_environment_lists_the_known_ones_and_changes_nothing
     assert_arm_error(response, 400, target="properties.environmentId")
     assert "sklearn-1.5" in response.json()["error"]["message"]
     assert client.get(f"{ENVIRONMENTS}/AzureML-sklearn-9/versions/1", params=API, headers=auth).status_code == 404
+
+
+def test_a_curated_environment_reads_before_any_job_used_it(client, auth):
+    version = client.get(f"{ENVIRONMENTS}/AzureML-lightgbm-3.3/versions/1", params=API, headers=auth)
+    assert version.status_code == 200 and "lightgbm~=3.3.5" in version.json()["properties"]["condaFile"]
+    listed = client.get(f"{ENVIRONMENTS}/AzureML-sklearn-1.5/versions", params=API, headers=auth)
+    assert [v["name"] for v in listed.json()["value"]] == ["1"]
+    assert client.get(f"{ENVIRONMENTS}/AzureML-sklearn-1.5", params=API, headers=auth).status_code == 200
+    assert client.get(f"{ENVIRONMENTS}/AzureML-nope/versions/1", params=API, headers=auth).status_code == 404

@@ -100,6 +100,14 @@ def parse(environment_id: str, target: str) -> Reference | None:
     return Reference(curated, match["version"] or LATEST, registry)
 
 
+def named(workspace_name: str) -> Curated | None:
+    """The family a workspace environment name (`AzureML-<name>`) stands for, if it is one."""
+    if not workspace_name.lower().startswith(WORKSPACE_PREFIX.lower()):
+        return None
+    name = workspace_name[len(WORKSPACE_PREFIX):].lower()
+    return next((c for c in CATALOGUE.values() if c.name.lower() == name), None)
+
+
 def conda_file(curated: Curated) -> str:
     pip = "".join(f"  - {package}\n" for package in curated.packages)
     return (f"name: {curated.name}\nchannels:\n- conda-forge\ndependencies:\n- python={curated.python}\n- pip\n"

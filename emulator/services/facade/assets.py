@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from emulator.domain.assets import versioned as rules
 from emulator.domain.ids import WorkspaceRef
-from emulator.services import assets, models
+from emulator.services import assets, curated, models
 from emulator.services.facade.base import Service
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, Workspace
@@ -18,6 +18,7 @@ class Assets(Service):
 
     def container(self, ref: WorkspaceRef, kind: str, name: str) -> tuple[list[AssetVersion], Workspace]:
         with self.in_workspace(ref) as (repo, workspace):
+            curated.offer(repo, ref, kind, name, self.clock())
             return assets.container(repo, ref, kind, name), workspace
 
     def set_archived(self, ref: WorkspaceRef, kind: str, name: str,
@@ -27,6 +28,7 @@ class Assets(Service):
 
     def get(self, ref: WorkspaceRef, kind: str, name: str, version: str) -> tuple[AssetVersion, Workspace]:
         with self.in_workspace(ref) as (repo, workspace):
+            curated.offer(repo, ref, kind, name, self.clock())
             return assets.get(repo, ref, kind, name, version), workspace
 
     def put(self, ref: WorkspaceRef, kind: str, name: str, version: str,
@@ -49,7 +51,10 @@ class Assets(Service):
 
     def environment_versions(self, ref: WorkspaceRef, name: str,
                              query: rules.ListQuery) -> tuple[list[AssetVersion], Workspace]:
-        return self._versions(ref, query, lambda repo: assets.versions(repo, ref, assets.ENVIRONMENTS, name))
+        def rows(repo: Repository) -> list[AssetVersion]:
+            curated.offer(repo, ref, assets.ENVIRONMENTS, name, self.clock())
+            return assets.versions(repo, ref, assets.ENVIRONMENTS, name)
+        return self._versions(ref, query, rows)
 
     def model_versions(self, ref: WorkspaceRef, name: str, query: rules.ListQuery,
                        stage: str | None) -> tuple[list[AssetVersion], Workspace]:
