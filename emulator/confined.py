@@ -205,3 +205,14 @@ def copy_tree(root: Path, rel: str | os.PathLike, dest: Path, reader: int | None
     with directory(root, rel) as src, directory(dest, ".", mode=0o777) as dst:
         _copy_into(src, dst, skipped, "", reader)
     return skipped
+
+
+def copy_file(root: Path, rel: str | os.PathLike, dest: Path, reader: int | None = None) -> list[str]:
+    """Copy the file `root/rel` into the new folder `dest`, under its own name, as `copy_tree` copies files."""
+    *folders, name = parts(rel)
+    skipped: list[str] = []
+    dest.mkdir(parents=True)
+    with directory(root, PurePosixPath(*folders) if folders else ".") as src, \
+            directory(dest, ".", mode=0o777) as dst:
+        _copy_file(src, name, dst, skipped, "", reader)
+    return skipped

@@ -8,7 +8,7 @@ import os
 import shlex
 import shutil
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import redis
 
@@ -34,19 +34,35 @@ LOG_TAIL_LINES = 30
 JOB_PIDS_LIMIT = 4096
 
 
+def rank_dir(workdir: str) -> str:
+    """The rank's own folder: its working directory and its downloaded inputs, removed together at its end."""
+    return str(PurePosixPath(workdir).parent)
+
+
+def downloads_dir(workdir: str) -> str:
+    """Where a rank's inputs in download mode are copied: beside its working directory."""
+    return f"{rank_dir(workdir)}/downloads"
+
+
 def lay_out(attempt: Attempt, data_dir: Path) -> None:
     """Make the rank's folders and its working directory (a copy of the code snapshot), following no link a
     job may have planted in the workspace's storage."""
     for rel in attempt.make_dirs:
         confined.make_dir(data_dir, rel)  # job code runs unprivileged: it writes where Azure lets it write
+    reader = int(attempt.user.split(":")[0]) if attempt.user and attempt.user.split(":")[0].isdigit() else None
+    shutil.rmtree(data_dir / attempt.workdir, ignore_errors=True)  # a rerun of the attempt starts afresh
+    shutil.rmtree(data_dir / downloads_dir(attempt.workdir), ignore_errors=True)
+    for source, copy in attempt.downloads:  # the job's own copy: what it changes there stays there
+        if not confined.source(data_dir, source).exists():
+            raise FileNotFoundError(f"The input to download is not in the workspace's storage (looked for {source}).")
+        copy_of = confined.copy_tree if confined.source(data_dir, source).is_dir() else confined.copy_file
+        copy_of(data_dir, source, confined.source(data_dir, copy), reader)
     for mount in attempt.mounts:
         # A link anywhere on a mount's way is refused: the engine would follow it on the host.
         if not confined.source(data_dir, mount.source).exists():  # else the engine would mount an empty dir
             raise FileNotFoundError(f"The input for {mount.target} is not in the workspace's storage "
                                     f"(looked for {mount.source}).")
     workdir = data_dir / attempt.workdir
-    shutil.rmtree(workdir, ignore_errors=True)  # a rerun of the same attempt starts from the snapshot again
-    reader = int(attempt.user.split(":")[0]) if attempt.user and attempt.user.split(":")[0].isdigit() else None
     skipped = confined.copy_tree(data_dir, attempt.code_dir, workdir, reader) if attempt.code_dir else []
     if not attempt.code_dir:
         confined.make_dir(data_dir, attempt.workdir)

@@ -67,6 +67,9 @@ class Attempt:
     notes: list[str] = field(default_factory=list)
     mounts: list[Mount] = field(default_factory=list)
     make_dirs: list[str] = field(default_factory=list)  # relative to the data directory
+    # Inputs in download mode: (what, where) relative to the data directory; the node copies each file or folder
+    # there (a copy of the job's own, mounted writable) before the job starts.
+    downloads: list[tuple[str, str]] = field(default_factory=list)
     sandbox_pool: str | None = None  # the cluster's pool of network namespaces, for a one-node job
 
     def to_message(self) -> dict:
@@ -74,7 +77,8 @@ class Attempt:
 
     @classmethod
     def from_message(cls, data: dict) -> "Attempt":
-        return cls(**{**data, "mounts": [Mount(**m) for m in data.get("mounts", [])]})
+        return cls(**{**data, "mounts": [Mount(**m) for m in data.get("mounts", [])],
+                      "downloads": [tuple(d) for d in data.get("downloads", [])]})
 
 
 def job_tag(job_key: str) -> str:

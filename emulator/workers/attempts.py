@@ -18,7 +18,7 @@ from pathlib import Path
 
 import redis
 
-from emulator.dispatch import protocol
+from emulator.dispatch import job_container, protocol
 from emulator.dispatch.job_container import EXIT, GATE, mount_checks, stage
 from emulator.dispatch.protocol import Attempt
 from emulator.runtime import labels
@@ -140,4 +140,4 @@ def execute(message: dict, runtime: Containers, broker: redis.Redis, node: "Node
                         error=getattr(exc, "message", None) or str(exc))
         return "error"
     finally:
-        later(shutil.rmtree, data_dir / attempt.workdir, True)
+        later(shutil.rmtree, data_dir / job_container.rank_dir(attempt.workdir), True)  # its copies too

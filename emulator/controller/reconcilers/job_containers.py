@@ -41,7 +41,9 @@ class JobContainers:
             log.info("removing job container %s: its attempt is over", container.name)
             self.runtime.remove(container.id)  # a SIGKILL first, if it still runs: nothing of it goes on after
             rank = int(container.labels.get(labels.RANK, 0))
-            workdir = self.settings.data_dir / job_ranks.rank_workdir(tag, attempt, rank)
-            if tag in queued and (ended := job_container.recorded(workdir / job_container.EXIT)) is not None:
+            workdir = job_ranks.rank_workdir(tag, attempt, rank)
+            exit_file = self.settings.data_dir / workdir / job_container.EXIT
+            if tag in queued and (ended := job_container.recorded(exit_file)) is not None:
                 protocol.report_for_lost_node(self.broker, queued[tag], attempt, rank, ended.code)
-            shutil.rmtree(workdir, ignore_errors=True)  # its node, which would have, may be gone
+            # its node, which would have removed the rank's folder, may be gone
+            shutil.rmtree(self.settings.data_dir / job_container.rank_dir(workdir), ignore_errors=True)

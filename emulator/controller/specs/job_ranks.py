@@ -10,6 +10,7 @@ Where things live, relative to the data directory (the blob store serves the sam
 
 from pathlib import PurePosixPath
 
+from emulator.dispatch import job_container
 from emulator.dispatch.protocol import Attempt, Mount, job_tag
 from emulator.domain.compute import vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec
@@ -25,28 +26,41 @@ INPUTS, OUTPUTS = "/mnt/azureml/inputs", "/mnt/azureml/outputs"
 MASTER_PORT = "6105"  # the port Azure ML gives PyTorch's rendezvous
 
 
-def _inputs(ref: WorkspaceRef, props: dict, inputs: dict[str, dict]) -> tuple[dict[str, str], list[Mount]]:
-    values, mounts = {}, []
+def _inputs(ref: WorkspaceRef, props: dict, inputs: dict[str, dict],
+            downloads_dir: str) -> tuple[dict[str, str], list[Mount], list[tuple[str, str]]]:
+    """Each input's value in the command, its mount, and the copies download mode makes."""
+    values, mounts, downloads = {}, [], []
     for name, entry in inputs.items():
         if entry["jobInputType"] == "literal":
             values[name] = entry["value"]
             continue
         uri = command_job.input_uri(props, name)  # a data asset's files, resolved when the job was submitted
+        if entry.get("mode") == "Direct":  # the job reads the URI itself: nothing is mounted
+            values[name] = uri
+            continue
         source = artifacts.blob_dir(datastores.resolve_uri(ref, uri, f"{command_job.P}.inputs.{name}.uri"))
+        target = f"{INPUTS}/{name}"
         if entry["jobInputType"] == "uri_file":
-            filename = PurePosixPath(source).name
-            target = f"{INPUTS}/{name}/{filename}"
-        else:
-            target = f"{INPUTS}/{name}"
-        mounts.append(Mount(source, target, read_only=True))
+            target = f"{target}/{PurePosixPath(source).name}"
+        copied = entry.get("mode") in command_job.DOWNLOADS
+        if copied:  # its own copy, writable: what the job changes there never reaches the datastore
+            downloads.append((source, f"{downloads_dir}/{name}"))
+            if entry["jobInputType"] == "uri_file":
+                source = f"{downloads_dir}/{name}/{PurePosixPath(source).name}"
+            else:
+                source = f"{downloads_dir}/{name}"
+        mounts.append(Mount(source, target, read_only=not copied))
         values[name] = target
-    return values, mounts
+    return values, mounts, downloads
 
 
 def _outputs(ref: WorkspaceRef, job_name: str, outputs: dict[str, dict]) -> tuple[dict[str, str], list[Mount]]:
     values, mounts = {}, []
     for name, entry in outputs.items():
         uri = artifacts.output_uri(job_name, name, entry)
+        if entry.get("mode") == "Direct":  # the job writes to the URI itself: nothing is mounted
+            values[name] = uri
+            continue
         source = artifacts.blob_dir(datastores.resolve_uri(ref, uri, f"{command_job.P}.outputs.{name}.uri"))
         mounts.append(Mount(source, f"{OUTPUTS}/{name}"))
         values[name] = f"{OUTPUTS}/{name}" + (f"/{name}" if entry["jobOutputType"] == "uri_file" else "")
@@ -88,7 +102,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
           host_has_gpus: bool, sandbox_pool: str | None = None) -> list[Attempt]:
     """`sandbox_pool`: the cluster's pool of network sandboxes, which a one-node job may borrow from."""
     spec = command_job.spec_of(props)
-    input_values, input_mounts = _inputs(ref, props, spec.inputs)
+    input_values, _mounts, _downloads = _inputs(ref, props, spec.inputs, "")  # the values: the same for every rank
     output_values, output_mounts = _outputs(ref, job_name, spec.outputs)
     command = placeholders.resolve(spec.command, {"inputs": input_values, "outputs": output_values})
     gpus, gpu_note = gpu_plan(cluster.vm_size, settings, host_has_gpus)
@@ -104,6 +118,8 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
                 "AZUREML_CR_EXECUTION_WORKING_DIR_PATH": WD, "PYTHONUNBUFFERED": "1", "HOME": "/tmp"}
     result = []
     for rank in range(world):
+        workdir = rank_workdir(job_tag(job_key), attempt, rank)
+        _values, input_mounts, downloads = _inputs(ref, props, spec.inputs, job_container.downloads_dir(workdir))
         result.append(Attempt(
             job_key=job_key, job_name=job_name, attempt=attempt, rank=rank, world_size=world, image=image,
             command=command, env={**base_env, **_distribution_env(job_key, attempt, rank, world, settings.stack)},
@@ -111,7 +127,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
                     labels.JOB_NAME: job_name[:200], labels.ATTEMPT: str(attempt), labels.RANK: str(rank)},
             container_name=container_name(settings.stack, job_key, attempt, rank), cpus=cpus, memory_bytes=memory,
             gpus=gpus, network=settings.jobs_network, user=settings.job_user,
-            workdir=rank_workdir(job_tag(job_key), attempt, rank),
+            workdir=workdir, downloads=downloads,
             code_dir=code_dir, log_file=f"{job_dir}/{artifacts.log_name(rank, world)}",
             notes=[*notes, *([gpu_note] if gpu_note else [])],
             mounts=[Mount(f"{job_dir}/outputs", f"{WD}/outputs"), Mount(f"{job_dir}/logs", f"{WD}/logs"),

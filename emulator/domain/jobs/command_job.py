@@ -16,6 +16,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$")
 INPUT_TYPES = ("literal", "uri_file", "uri_folder", "mlflow_model", "custom_model", "mltable", "triton_model")
 OUTPUT_TYPES = ("uri_file", "uri_folder", "mlflow_model", "custom_model", "mltable", "triton_model")
 DISTRIBUTIONS = ("PyTorch", "Mpi", "TensorFlow")
+# Delivery modes on the wire (the SDK's ro_mount, download, direct, eval_mount, eval_download; rw_mount, upload).
+INPUT_MODES = ("ReadOnlyMount", "Download", "Direct", "EvalMount", "EvalDownload")
+OUTPUT_MODES = ("ReadWriteMount", "Upload", "Direct")
+DOWNLOADS = ("Download", "EvalDownload")  # the job gets a copy of its own, which it may change
 DEFAULT_EXPERIMENT = "Default"
 P = "properties"
 # Kept in the stored body, never shown: {input: datastore URI} for the inputs naming a data asset, resolved
@@ -45,7 +49,7 @@ def name(value: str) -> str:
     return value
 
 
-def _typed(value: object, target: str, type_key: str, types: tuple[str, ...]) -> dict:
+def _typed(value: object, target: str, type_key: str, types: tuple[str, ...], modes: tuple[str, ...]) -> dict:
     entry = payload.obj(value, target, required=True)
     kind = entry.get(type_key)
     if kind not in types:
@@ -53,12 +57,15 @@ def _typed(value: object, target: str, type_key: str, types: tuple[str, ...]) ->
                                target=f"{target}.{type_key}")
     for key in ("uri", "mode", "description"):
         payload.string(entry.get(key), f"{target}.{key}")
+    if kind != "literal" and entry.get("mode") is not None and entry["mode"] not in modes:
+        raise ValidationFailed(f"{target}.mode must be one of {', '.join(modes)}, got {entry['mode']!r}.",
+                               target=f"{target}.mode")
     return entry
 
 
 def _input(key: str, value: object) -> dict:
     target = f"{P}.inputs.{key}"
-    entry = _typed(value, target, "jobInputType", INPUT_TYPES)
+    entry = _typed(value, target, "jobInputType", INPUT_TYPES, INPUT_MODES)
     if entry["jobInputType"] == "literal":
         literal = entry.get("value")
         if not isinstance(literal, str):
@@ -81,7 +88,7 @@ def _io(value: object, kind: str, parse_entry) -> dict[str, dict]:
 
 
 def _output(key: str, value: object) -> dict:
-    return _typed(value, f"{P}.outputs.{key}", "jobOutputType", OUTPUT_TYPES)
+    return _typed(value, f"{P}.outputs.{key}", "jobOutputType", OUTPUT_TYPES, OUTPUT_MODES)
 
 
 def _instance_count(resources: dict) -> int:

@@ -79,3 +79,47 @@ def test_an_input_naming_a_data_asset_mounts_the_files_resolved_at_submit():
     mounts = {m.target: m for m in rank.mounts}
     assert mounts["/mnt/azureml/inputs/d/rows.csv"].source.endswith("/LocalUpload/h/rows.csv")
     assert rank.command.startswith("python t.py --d /mnt/azureml/inputs/d/rows.csv ")
+
+
+DATA = "azureml://datastores/workspaceblobstore/paths/up/data"
+
+
+def test_download_mode_gives_each_rank_a_writable_copy_of_its_own():
+    first, second = ranks(resources={"instanceCount": 2}, inputs={
+        "d": {"jobInputType": "uri_folder", "uri": DATA, "mode": "Download"},
+        "n": {"jobInputType": "literal", "value": "7"}})
+    for rank in (first, second):
+        (source, copy), = rank.downloads
+        assert source.endswith("/up/data") and copy == f"{rank.workdir.rsplit('/', 1)[0]}/downloads/d"
+        mount = next(m for m in rank.mounts if m.target == "/mnt/azureml/inputs/d")
+        assert mount.source == copy and not mount.read_only
+    assert first.downloads[0][1] != second.downloads[0][1]
+    assert first.command.startswith("python t.py --d /mnt/azureml/inputs/d --n 7")
+
+
+def test_a_file_in_download_mode_is_copied_under_its_own_name():
+    (rank,) = ranks(inputs={"d": {"jobInputType": "uri_file", "uri": DATA + "/x.csv", "mode": "EvalDownload"},
+                            "n": {"jobInputType": "literal", "value": "7"}})
+    (source, copy), = rank.downloads
+    mount = next(m for m in rank.mounts if m.target == "/mnt/azureml/inputs/d/x.csv")
+    assert mount.source == f"{copy}/x.csv" and source.endswith("/up/data/x.csv")
+
+
+def test_direct_mode_hands_the_job_the_uri_and_mounts_nothing():
+    (rank,) = ranks(inputs={"d": {"jobInputType": "uri_folder", "uri": DATA, "mode": "Direct"},
+                            "n": {"jobInputType": "literal", "value": "7"}},
+                    outputs={"m": {"jobOutputType": "uri_folder", "mode": "Direct"}})
+    assert rank.command == f"python t.py --d {DATA} --n 7 --m azureml://datastores/workspaceblobstore/paths/" \
+                           "azureml/job-1/m/"
+    assert rank.env["AZURE_ML_INPUT_d"] == DATA and rank.downloads == []
+    assert not any(m.target.startswith(("/mnt/azureml/inputs", "/mnt/azureml/outputs")) for m in rank.mounts)
+
+
+@pytest.mark.parametrize(("kind", "mode"), [("inputs", "ReadWriteMount"), ("inputs", "Upload"),
+                                            ("outputs", "ReadOnlyMount"), ("outputs", "Download"),
+                                            ("inputs", "ro_mount")])
+def test_a_mode_that_does_not_go_with_the_side_is_refused_naming_the_field(kind, mode):
+    entry = ({"jobInputType": "uri_folder", "uri": DATA} if kind == "inputs" else {"jobOutputType": "uri_folder"})
+    with pytest.raises(ValidationFailed) as err:
+        command_job.parse({"properties": props(**{kind: {"x": {**entry, "mode": mode}}})})
+    assert err.value.target == f"properties.{kind}.x.mode"
