@@ -47,3 +47,14 @@ def test_a_curated_environment_builds_from_pypi_once_and_runs_the_training_scrip
     assert "scikit-learn 1.5." in log and "training accuracy" in log
     assert "accuracy" in (folder / "outputs" / "metrics.json").read_text()
     assert ml_client.environments.get("AzureML-sklearn-1.5", version="1").image.startswith("mcr.microsoft.com/azureml/")
+
+
+def test_a_download_is_the_jobs_own_copy_direct_is_the_uri_and_a_mount_is_read_only(ml_client, job_dir):
+    first = ml_client.jobs.create_or_update(load_job(FILES / "modes.yml"))
+    assert _completed(ml_client, first.name) == "Completed"
+    log = (job_dir(first.name) / "user_logs" / "std_log.txt").read_text()
+    assert "a,b" in log and "changed" in log and "direct: azureml://datastores/workspaceblobstore/paths/" in log
+    second = ml_client.jobs.create_or_update(load_job(FILES / "read-only.yml"))
+    assert _completed(ml_client, second.name) == "Completed"
+    log = (job_dir(second.name) / "user_logs" / "std_log.txt").read_text()
+    assert "a,b\n1,2" in log and "read-only as documented" in log and "changed" not in log
