@@ -10,7 +10,7 @@ from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import assets, computes, data, serverless, workspaces
+from emulator.services import assets, computes, data, job_outputs, serverless, workspaces
 from emulator.services import curated as curated_service
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job
@@ -95,6 +95,7 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     else:  # serverless: the job keeps naming no compute, as Azure shows it
         compute = serverless.cluster_for(repo, ref, workspaces.get(repo, ref), spec.capacity, spec.instance_count,
                                          now, P)
+    job_outputs.check(repo, ref, spec.outputs)
     _check_uris(repo, ref, spec, props, data_dir)
     if spec.code_id:
         _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")

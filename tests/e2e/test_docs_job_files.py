@@ -6,7 +6,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from azure.ai.ml import load_job
+from azure.ai.ml import Input, command, load_job
+from azure.ai.ml.entities import Environment
 
 from tests.waiting import wait_until
 
@@ -58,3 +59,15 @@ def test_a_download_is_the_jobs_own_copy_direct_is_the_uri_and_a_mount_is_read_o
     assert _completed(ml_client, second.name) == "Completed"
     log = (job_dir(second.name) / "user_logs" / "std_log.txt").read_text()
     assert "a,b\n1,2" in log and "read-only as documented" in log and "changed" not in log
+
+
+def test_an_output_with_a_name_and_version_is_a_data_asset_once_the_job_completes(ml_client, tmp_path):
+    job = ml_client.jobs.create_or_update(load_job(FILES / "named-output.yml"))
+    assert _completed(ml_client, job.name) == "Completed"
+    asset = ml_client.data.get("docs-clean-rows", version="7")
+    assert asset.type == "uri_folder" and f"/{job.name}/clean" in asset.path
+    reader = ml_client.jobs.create_or_update(command(command="cat ${{inputs.rows}}/rows.csv",
+                                                     inputs={"rows": Input(type="uri_folder",
+                                                                           path="azureml:docs-clean-rows:7")},
+                                                     environment=Environment(image="python:3.11-slim")))
+    assert _completed(ml_client, reader.name) == "Completed"

@@ -5,6 +5,7 @@ import pytest
 
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.storage import blob_access
+from emulator.services import assets as asset_service
 from tests.service.test_api import API, SUB, WS_PATH, assert_arm_error, cluster, put_cluster
 from tests.service.test_assets import CODES, ENVIRONMENTS, code_body, env_body
 from tests.waiting import wait_until
@@ -210,3 +211,20 @@ def test_a_curated_environment_reads_before_any_job_used_it(client, auth):
     assert [v["name"] for v in listed.json()["value"]] == ["1"]
     assert client.get(f"{ENVIRONMENTS}/AzureML-sklearn-1.5", params=API, headers=auth).status_code == 200
     assert client.get(f"{ENVIRONMENTS}/AzureML-nope/versions/1", params=API, headers=auth).status_code == 404
+
+
+def test_an_output_named_as_an_asset_is_checked_at_submit(client, auth, ready):
+    taken = {"properties": {"dataType": "uri_folder",
+                            "dataUri": "azureml://datastores/workspaceblobstore/paths/LocalUpload/x/"}}
+    with client.app.state.context.store.transaction() as repo:  # a version already there (made without files)
+        asset_service.put(repo, WorkspaceRef(SUB, "amlemu", "amlemu"), asset_service.DATA, "rows", "1", taken,
+                   client.app.state.context.clock())
+    taken_output = {"model": {"jobOutputType": "uri_folder", "assetName": "rows", "assetVersion": "1"}}
+    assert_arm_error(client.put(f"{JOBS}/named-out", params=API, headers=auth, json=job_body(outputs=taken_output)),
+                     400, target="properties.outputs.model.assetVersion")
+    bad_name = {"model": {"jobOutputType": "uri_folder", "assetName": "no spaces"}}
+    assert_arm_error(client.put(f"{JOBS}/named-out", params=API, headers=auth, json=job_body(outputs=bad_name)),
+                     400, target="properties.outputs.model.assetName")
+    fine = {"model": {"jobOutputType": "uri_folder", "assetName": "rows", "assetVersion": "2"}}
+    assert put_job(client, auth, "named-out", job_body(outputs=fine))["properties"]["outputs"]["model"][
+        "assetName"] == "rows"

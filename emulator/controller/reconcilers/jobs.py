@@ -25,7 +25,7 @@ from emulator.domain.jobs import artifacts
 from emulator.domain.jobs import command_job as job_rules
 from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.errors import EmulatorError
-from emulator.services import computes
+from emulator.services import computes, job_outputs
 from emulator.services import preemption as preemption_service
 from emulator.services.jobs import transition
 from emulator.settings import Settings
@@ -159,7 +159,11 @@ class JobReconciler:
             if repo.compute(job.compute_key) is None:
                 self._fail(job, now, f"The compute cluster {job.body.get('computeId')} was deleted.")
         for job in repo.jobs_in((S.FINALIZING.value,)):
-            transition(job, S.COMPLETED, now)
+            problems = []
+            if repo.workspace(job.workspace_key) is not None:  # named outputs become assets of the workspace
+                problems = job_outputs.register(repo, WorkspaceRef.from_key(job.workspace_key), job, now,
+                                                self.settings.data_dir)
+            transition(job, S.COMPLETED, now, **({"warning": "; ".join(problems)} if problems else {}))
         for job in repo.jobs_in((S.CANCEL_REQUESTED.value,)):
             effects.clear.append(job.key)
             effects.stop_jobs.append(job.key)
