@@ -10,10 +10,13 @@ from emulator.store.repositories import Repository
 
 
 def environment_id(repo: Repository, ref: WorkspaceRef, reference: curated.Reference, now: datetime) -> str:
-    """The ARM id of the workspace's version of the curated environment, made on first use."""
-    assets.put(repo, ref, assets.ENVIRONMENTS, reference.workspace_name, reference.version,
-               curated.environment_body(reference.curated), now)
-    return f"{ref.arm_id}/environments/{reference.workspace_name}/versions/{reference.version}"
+    """The ARM id of the workspace's version of the curated environment, made on first use (later jobs only
+    read it: no write for each submission)."""
+    arm_id = f"{ref.arm_id}/environments/{reference.workspace_name}/versions/{reference.version}"
+    if repo.asset_version(arm_id.lower()) is None:
+        assets.put(repo, ref, assets.ENVIRONMENTS, reference.workspace_name, reference.version,
+                   curated.environment_body(reference.curated), now)
+    return arm_id
 
 
 def offer(repo: Repository, ref: WorkspaceRef, kind: str, name: str, now: datetime) -> None:

@@ -84,7 +84,7 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     """`data_dir`: where the api finds the workspace's files, to refuse an input that is not there; None
     leaves that to the job."""
     command_job.name(name)
-    workspaces.get(repo, ref)
+    workspace = workspaces.get(repo, ref)
     props, spec = command_job.parse(body)
     existing = repo.job(ref.child_id("jobs", name))
     if existing is not None:
@@ -93,7 +93,7 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
         compute = _compute(repo, ref, spec)
         props["computeId"] = f"{ref.arm_id}/computes/{compute.name}"
     else:  # serverless: the job keeps naming no compute, as Azure shows it
-        compute = serverless.cluster_for(repo, ref, workspaces.get(repo, ref), spec.capacity, spec.instance_count,
+        compute = serverless.cluster_for(repo, ref, workspace, spec.capacity, spec.instance_count,
                                          now, P)
     job_outputs.check(repo, ref, spec.outputs)
     _check_uris(repo, ref, spec, props, data_dir)

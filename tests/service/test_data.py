@@ -149,3 +149,16 @@ def test_an_unknown_data_input_is_400_naming_it_and_creates_nothing(app, client,
 def test_a_datastore_input_that_is_there_is_taken_as_given(client, auth):
     shown = _input_job(client, auth, "plain", FILE, kind="uri_file")
     assert shown["properties"]["inputs"]["data"]["uri"] == FILE
+
+
+@pytest.mark.usefixtures("ready")
+@pytest.mark.parametrize("uri", ["azureml://datastores/workspaceblobstore/paths/../../../etc",
+                                 "azureml://datastores/workspaceblobstore/paths/data/../../token.key"])
+def test_a_data_path_or_download_input_climbing_out_of_the_datastore_is_refused(app, client, auth, uri):
+    assert_arm_error(client.put(f"{DATA}/escape/versions/1", params=API, headers=auth, json=data_body(uri=uri)),
+                     400, target="properties.dataUri")
+    bad = job_body(inputs={"data": {"jobInputType": "uri_folder", "uri": uri, "mode": "Download"}},
+                   command="ls ${{inputs.data}}")
+    assert_arm_error(client.put(f"{JOBS}/escape", params=API, headers=auth, json=bad), 400,
+                     target="properties.inputs.data.uri")
+    assert not any("/data/escape/" in key for key, _ in _rows(app, AssetVersion)) and _rows(app, Job) == []
