@@ -54,6 +54,22 @@ def ensure_ca(ca_dir: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
+JOBS_BUNDLE = "ca/jobs-bundle.pem"  # relative to the data folder: mounted alone (never the CA's key) into jobs
+
+
+def write_jobs_bundle(data_dir: Path) -> Path:
+    """The CA beside certifi's public roots: a job trusts the api (its MLflow tracking) and the internet alike."""
+    import certifi
+
+    cert_path, _ = ensure_ca(data_dir / "ca")
+    bundle = data_dir / JOBS_BUNDLE
+    draft = bundle.with_name(f".{bundle.name}.{os.getpid()}")
+    draft.write_text(cert_path.read_text() + "\n" + Path(certifi.where()).read_text())
+    draft.chmod(0o644)
+    draft.replace(bundle)  # whole or not at all: a job may be reading it
+    return bundle
+
+
 def issue_server_cert(ca_dir: Path, hostnames: list[str]) -> tuple[Path, Path]:
     """A fresh server certificate for the given names (wildcards allowed), signed by the CA."""
     ca_cert_path, ca_key_path = ensure_ca(ca_dir)

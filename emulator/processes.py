@@ -22,6 +22,7 @@ def _api(settings: Settings) -> None:
     from emulator.api.app import create_app
 
     cert, key = pki.issue_server_cert(settings.ca_dir, [*settings.served_hosts, "*.blob.localhost"])
+    pki.write_jobs_bundle(settings.data_dir)
     _await_reconcile_pass(settings)
     uvicorn.run(create_app(settings, wake=_waker(settings)), host=settings.listen_host, port=settings.listen_port,
                 ssl_certfile=str(cert), ssl_keyfile=str(key), log_level="info", access_log=False)

@@ -42,6 +42,11 @@ class Settings(BaseSettings):
     # (0: at once, for an api run on its own).
     controller_wait_seconds: float = Field(60.0, ge=0)
 
+    # The workspaces' MLflow tracking server (the `mlflow` service), reached by the api only.
+    mlflow_url: str = "http://mlflow:5000"
+    # The name jobs reach the api by on the jobs network (the controller joins it there; its certificate names it).
+    jobs_api_host: str = "api"
+
     node_image: str = "amlemu/emulator:latest"
     instance_image: str = images.INSTANCE_IMAGE  # compute instances: JupyterLab, a terminal, sshd
     instance_job_slots: int = Field(1, ge=1, le=8)  # jobs a compute instance runs at once (the rest queue)
@@ -111,13 +116,17 @@ class Settings(BaseSettings):
         return self.host_data_dir or self.data_dir
 
     @property
+    def public_netloc(self) -> str:
+        return f"{self.public_host}:{self.public_port}"
+
+    @property
     def public_url(self) -> str:
-        return f"https://{self.public_host}:{self.public_port}"
+        return f"https://{self.public_netloc}"
 
     @property
     def served_hosts(self) -> list[str]:
         """The names the api's certificate carries, its public one first."""
-        return list(dict.fromkeys([self.public_host, "localhost", "127.0.0.1", "::1", "api"]))
+        return list(dict.fromkeys([self.public_host, "localhost", "127.0.0.1", "::1", "api", self.jobs_api_host]))
 
     @property
     def own_urls(self) -> list[str]:

@@ -80,6 +80,29 @@ def issue_endpoint_token(secret: bytes, endpoint_key: str, issued: int) -> tuple
     return jwt.encode(claims, secret, algorithm="HS256"), expires
 
 
+RUN_AUDIENCE = "amlemu-run"  # a job's own token (MLFLOW_TRACKING_TOKEN, AZUREML_RUN_TOKEN): its workspace's tracking
+RUN_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600  # as long as a job may run; Azure's run tokens outlive their runs too
+
+
+def issue_run_token(secret: bytes, workspace_key: str, job_name: str, issued: int) -> str:
+    """A job's token: good for its workspace's MLflow tracking and its own artifacts, nothing else (no management
+    route takes its audience)."""
+    claims = {"aud": RUN_AUDIENCE, "ws": workspace_key.lower(), "run": job_name, "iat": issued,
+              "exp": issued + RUN_TOKEN_LIFETIME_SECONDS}
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def run_of(secret: bytes, authorization: str | None) -> dict | None:
+    """The claims of a job's run token in a bearer header, if it is one of ours and still valid."""
+    scheme, _, value = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    try:
+        return jwt.decode(value, secret, algorithms=["HS256"], audience=RUN_AUDIENCE)
+    except jwt.PyJWTError:
+        return None
+
+
 def endpoint_of(secret: bytes, value: str) -> str | None:
     """The endpoint key a scoring token was issued for, if it is one of ours and still valid."""
     try:

@@ -24,6 +24,7 @@ from emulator.api.routes import (
     locations,
     online_endpoints,
     studio,
+    tracking,
     workspaces,
 )
 from emulator.services.facade import Services
@@ -130,7 +131,7 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
     app.state.context = Context(settings=settings, secret=secret, services=services, clock=_now)
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
-                   emulator.router, studio.router):
+                   emulator.router, studio.router, tracking.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

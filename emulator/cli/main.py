@@ -42,6 +42,7 @@ def build() -> None:
         builder = _builder(status)
         builder.ensure_base()
         builder.build("redis", "amlemu/redis:latest")
+        builder.build("mlflow", "amlemu/mlflow:latest")  # the workspaces' MLflow tracking server
         image = os.environ.get("AMLEMU_IMAGE", "amlemu/emulator:latest")
         builder.build("emulator", image, context=ROOT)
         # Stand-ins for the job base images Azure ML's examples use (python:3.x-slim, AzureML openmpi).

@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 
 import redis
 
+from emulator import tokens
 from emulator.controller.effects import Actuator, Effects
+from emulator.controller.reconcilers.api_reach import ApiReach
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.controller.reconcilers.deleted_workspaces import Leftovers
 from emulator.controller.reconcilers.endpoints import EndpointReconciler
@@ -51,7 +53,9 @@ class Controller:
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         self.celery = make_celery(redis_url or settings.redis_url)
         self.jobs = JobReconciler(settings, resolver.prepare, resolver.cached)
-        scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus))
+        secret = tokens.load_secret(settings.data_dir / "token.key")
+        scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus), lambda job: tokens.issue_run_token(
+            secret, job.workspace_key, job.name, int(clock().timestamp())))
         self.preemptions = Preemptions(settings, scheduler, entropy, lambda: str(uuid.UUID(int=entropy.getrandbits(128))))
         self.stager = Stager(runtime, broker, settings.data_dir, settings.host_dir)
         self.act = Actuator(runtime, broker, settings.stack, send=self._send, stage=self.stager.submit)
@@ -64,6 +68,7 @@ class Controller:
         self.steps = Steps()
         self.leftovers = Leftovers(settings, store)
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
+        self.api_reach = ApiReach(settings, runtime, runtime)
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""
@@ -99,6 +104,7 @@ class Controller:
         steps.run("job containers", self.job_containers.tick, by_role["job"])
         steps.run("sandboxes", self.sandboxes.tick, by_role["sandbox"], by_role["job"])
         steps.run("endpoints", self.endpoints.tick, by_role["model-server"])
+        steps.run("api reach", self.api_reach.tick, self.clock())
 
     def _jobs_tick(self) -> None:
         effects = Effects()

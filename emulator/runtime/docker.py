@@ -125,11 +125,11 @@ class DockerRuntime:
         except DockerException as exc:
             raise _translate(exc) from exc
 
-    def list(self, labels: dict[str, str]) -> list[Observed]:
+    def list(self, labels: dict[str, str], managed: bool = True) -> list[Observed]:
         """One engine call, whatever the count: the controller lists every pass, and an inspect per container
         (what docker-py's containers.list does) cost the engine more than the jobs' own starts. The listing
         cannot tell an OOM kill; `wait` can."""
-        filters = {"label": [MANAGED + "=true"] + [f"{k}={v}" for k, v in labels.items()]}
+        filters = {"label": [MANAGED + "=true"] * managed + [f"{k}={v}" for k, v in labels.items()]}
         try:
             return [_summarised(summary) for summary in self.client.api.containers(all=True, filters=filters)]
         except (APIError, DockerException) as exc:
@@ -229,6 +229,16 @@ class DockerRuntime:
                 network.remove()
         except NotFound:
             pass
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+
+    def join_network(self, container_id: str, network: str, alias: str) -> None:
+        try:
+            attached = self.client.api.inspect_container(container_id)["NetworkSettings"]["Networks"] or {}
+            if network not in attached:
+                self.client.api.connect_container_to_network(container_id, network, aliases=[alias])
+        except NotFound as exc:
+            raise RuntimeUnavailable(f"Docker engine error: {exc.explanation or exc}") from exc
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
 

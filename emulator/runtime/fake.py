@@ -49,6 +49,7 @@ class _Container:
     end: Exit | None = None
     logs: list[str] = field(default_factory=list)  # lines, with their ends
     traps: set[str] = field(default_factory=set)  # signals (SIGTERM...) its process handles and runs on
+    aliases: dict[str, str] = field(default_factory=dict)  # network -> the other name it has there
 
     def observed(self, listed: bool = False) -> Observed:
         """As `find` sees it; `listed`: as the engine's listing does (no start time, no exit code while running,
@@ -175,10 +176,10 @@ class FakeRuntime:
             container.end, container.ips = end, {}
             self._changed.notify_all()
 
-    def list(self, labels: dict[str, str]) -> list[Observed]:
+    def list(self, labels: dict[str, str], managed: bool = True) -> list[Observed]:
         """Newest first, as the engine lists."""
         with self._changed:
-            wanted = {MANAGED: "true", **labels}
+            wanted = {MANAGED: "true", **labels} if managed else labels
             return [c.observed(listed=True) for c in reversed(self._containers.values()) if _matches(c.labels, wanted)]
 
     def find(self, name: str) -> Observed | None:
@@ -257,6 +258,17 @@ class FakeRuntime:
                 raise RuntimeUnavailable(f"Docker engine error: error while removing network: network {name} has "
                                          f"active endpoints")
             self.networks.pop(name, None)
+
+    def join_network(self, container_id: str, network: str, alias: str) -> None:
+        with self._changed:
+            container = self._get(container_id)
+            if container is None or container.end is not None:
+                raise RuntimeUnavailable(f"Docker engine error: container {container_id} is not running")
+            if network not in {DEFAULT_NETWORK, *self.networks}:
+                raise RuntimeUnavailable(f"Docker engine error: network {network} not found")
+            if network not in container.ips:
+                container.ips[network] = self._address(network)
+                container.aliases[network] = alias
 
     def volumes(self, labels: dict[str, str]) -> "list[str]":
         with self._changed:

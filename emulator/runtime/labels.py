@@ -19,6 +19,7 @@ SANDBOX = "amlemu.sandbox"  # the sandbox whose network namespace a job containe
 ENDPOINT = "amlemu.endpoint"
 DEPLOYMENT = "amlemu.deployment"
 DEPLOYMENT_ID = "amlemu.deployment-id"
+SERVICE = "amlemu.service"  # on the stack's own services that others must find (the api, which jobs reach)
 
 VOLUME_LABELS = (STACK, COMPUTE, COMPUTE_ID)  # what a named volume keeps of its first container's labels: its owner
 

@@ -11,6 +11,7 @@ from emulator.store.tables import (
     OnlineDeployment,
     OnlineEndpoint,
     Operation,
+    TrackedRun,
     Workspace,
 )
 
@@ -103,6 +104,15 @@ class Repository:
     # jobs
     def job(self, key: str) -> Job | None:
         return self.session.get(Job, key.lower())
+
+    # jobs' MLflow runs
+    def tracked_run(self, job_key: str) -> TrackedRun | None:
+        return self.session.get(TrackedRun, job_key.lower())
+
+    def tracked_runs_by_mlflow_id(self, workspace_key: str, run_ids: set[str]) -> list[TrackedRun]:
+        query = select(TrackedRun).where(TrackedRun.workspace_key == workspace_key.lower(),
+                                         TrackedRun.run_id.in_(sorted(run_ids)))
+        return list(self.session.scalars(query))
 
     def jobs(self, workspace_key: str) -> list[Job]:
         query = select(Job).where(Job.workspace_key == workspace_key.lower())

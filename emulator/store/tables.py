@@ -130,6 +130,16 @@ class Job(Base):
     history: Mapped[list] = mapped_column(JSON, default=list)  # status changes, for RunHistory
 
 
+class TrackedRun(Base):
+    """A job's MLflow run: the job's name is its run id to clients, MLflow knows it by an id of its own."""
+    __tablename__ = "tracked_runs"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # the job's key (lower-cased ARM id)
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    run_id: Mapped[str] = mapped_column(String, index=True)  # MLflow's
+    experiment_id: Mapped[str]
+    created_at: Mapped[datetime]
+
+
 class OnlineEndpoint(Base):
     """A managed online endpoint: its keys and traffic, read by the scoring router."""
     __tablename__ = "online_endpoints"

@@ -205,3 +205,17 @@ def test_published_ports_get_the_wanted_host_port_when_free_or_another(runtime, 
     runtime.remove(first.id)
     assert probe(ports={6379: host_port}).ports == {6379: host_port}  # free again: honoured
     assert len([c for c in runtime.list({STACK: stack}) if c.ports.get(6379)]) == 2
+
+
+def test_a_running_container_joins_another_network_once(runtime, network, probe, stack):
+    first, second = network("join-a"), network("join-b")
+    obs = probe(network=first)
+    runtime.join_network(obs.id, second, "api")
+    runtime.join_network(obs.id, second, "api")  # again: nothing changes, no error
+    with pytest.raises(RuntimeUnavailable):  # it is on the second network now, as the engine sees it
+        runtime.remove_network(second)
+    with pytest.raises(RuntimeUnavailable):
+        runtime.join_network(obs.id, f"amlemu-{stack}-no-such-network", "api")
+    runtime.signal(obs.id, "SIGKILL")
+    runtime.wait(obs.id)
+    runtime.remove_network(second)

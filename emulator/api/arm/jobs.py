@@ -3,6 +3,7 @@
 from emulator import tokens
 from emulator.api.arm.envelope import system_data, workspace_id
 from emulator.domain.ids import PROVIDER
+from emulator.domain.jobs import tracking
 from emulator.domain.jobs.command_job import RESOLVED_INPUTS
 from emulator.services.rows import Job, Workspace
 from emulator.settings import Settings
@@ -17,8 +18,9 @@ def job(row: Job, workspace: Workspace, settings: Settings, secret: bytes) -> di
     arm_id = f"{workspace_id(workspace)}/jobs/{row.name}"
     services = {"Studio": {"jobServiceType": "Studio", "endpoint": studio_url(settings, secret, arm_id),
                            "status": None, "errorMessage": None, "properties": None, "port": None},
-                "Tracking": {"jobServiceType": "Tracking", "endpoint": f"azureml://{workspace.location}"
-                             f".api.azureml.ms/mlflow/v1.0{workspace_id(workspace)}?", "status": None,
+                "Tracking": {"jobServiceType": "Tracking",
+                             "endpoint": tracking.tracking_uri(settings.public_netloc, workspace_id(workspace)) + "?",
+                             "status": None,
                              "errorMessage": None, "properties": None, "port": None}}
     shown = {k: v for k, v in row.body.items() if k != RESOLVED_INPUTS}
     props = {**shown, "status": row.status, "services": services}

@@ -2,6 +2,7 @@
 
 from emulator.api.arm.envelope import iso, system_data, workspace_id
 from emulator.domain.ids import PROVIDER, WorkspaceRef
+from emulator.domain.jobs import tracking
 from emulator.domain.storage import blob_access, datastores
 from emulator.services.rows import Workspace
 from emulator.settings import Settings
@@ -27,7 +28,7 @@ def workspace(row: Workspace, settings: Settings) -> dict:
              "workspaceId": datastores.workspace_guid(row.key),
              "provisioningState": "Succeeded",
              "discoveryUrl": f"{settings.public_url}/discovery",
-             "mlFlowTrackingUri": f"azureml://{row.location}.api.azureml.ms/mlflow/v1.0{arm_id}",
+             "mlFlowTrackingUri": tracking.tracking_uri(settings.public_netloc, arm_id),
              "creationTime": iso(row.created_at), "storageHnsEnabled": False,
              "privateLinkCount": 0, "notebookInfo": None, "serviceProvisionedResourceGroup": None}
     identity = body.get("identity") or {"type": "SystemAssigned"}

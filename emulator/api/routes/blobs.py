@@ -37,10 +37,10 @@ def blob_store(ctx: Ctx) -> BlobStore:
 Blobs = Annotated[BlobStore, Depends(blob_store)]
 
 
-def _authorize(ctx: Ctx, request: Request, account: str, container: str, needed: str) -> None:
+def _authorize(ctx: Ctx, request: Request, account: str, container: str, needed: str, blob: str = "") -> None:
     blob_access.account_name(account)
     blob_access.container_name(container)
-    blob_access.verify(ctx.secret, account, container, request.query_params, ctx.clock(), needed)
+    blob_access.verify(ctx.secret, account, container, request.query_params, ctx.clock(), needed, blob)
 
 
 def _headers(request: Request) -> dict[str, str]:
@@ -141,7 +141,7 @@ def _max_results(value: str | None) -> int:
 # blobs
 @router.head(BLOB)
 def blob_properties(ctx: Ctx, blobs: Blobs, request: Request, account: str, container: str, blob: str) -> Response:
-    _authorize(ctx, request, account, container, "r")
+    _authorize(ctx, request, account, container, "r", blob)
     props = blobs.props(account, container, blob)
     return Response(status_code=200, headers={**_headers(request), **storage_xml.property_headers(props),
                                               "Content-Length": str(props.size)})
@@ -149,7 +149,7 @@ def blob_properties(ctx: Ctx, blobs: Blobs, request: Request, account: str, cont
 
 @router.get(BLOB)
 def get_blob(ctx: Ctx, blobs: Blobs, request: Request, account: str, container: str, blob: str) -> Response:
-    _authorize(ctx, request, account, container, "r")
+    _authorize(ctx, request, account, container, "r", blob)
     want_md5 = request.headers.get("x-ms-range-get-content-md5", "").lower() == "true"
     reading = blobs.open(account, container, blob, _range(request))
     headers = {**_headers(request), **storage_xml.property_headers(reading.props),
@@ -172,7 +172,7 @@ def get_blob(ctx: Ctx, blobs: Blobs, request: Request, account: str, container: 
 
 @router.put(BLOB)
 async def put_blob(ctx: Ctx, blobs: Blobs, request: Request, account: str, container: str, blob: str) -> Response:
-    _authorize(ctx, request, account, container, "w")
+    _authorize(ctx, request, account, container, "w", blob)
     comp = request.query_params.get("comp")
     content_md5 = request.headers.get("content-md5")
     if comp == "metadata":
@@ -243,6 +243,6 @@ def _written(request: Request, etag: str, modified, status: int, md5: str | None
 
 @router.delete(BLOB)
 def delete_blob(ctx: Ctx, blobs: Blobs, request: Request, account: str, container: str, blob: str) -> Response:
-    _authorize(ctx, request, account, container, "d")
+    _authorize(ctx, request, account, container, "d", blob)
     blobs.delete(account, container, blob)
     return Response(status_code=202, headers=_headers(request))

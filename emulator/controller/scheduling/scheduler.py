@@ -32,8 +32,10 @@ STARTING = (S.NOT_STARTED.value, S.STARTING.value, S.PREPARING.value)
 class JobScheduler:
     """Job decisions that touch nodes; called by the cluster reconciler inside its transaction."""
 
-    def __init__(self, settings: Settings, host_has_gpus: Callable[[], bool]):
-        self.settings, self.host_has_gpus = settings, host_has_gpus
+    def __init__(self, settings: Settings, host_has_gpus: Callable[[], bool],
+                 run_token: Callable[[Job], str] = lambda job: ""):
+        """`run_token`: the job's own token for its MLflow tracking (none: the job gets no tracking variables)."""
+        self.settings, self.host_has_gpus, self.run_token = settings, host_has_gpus, run_token
 
     def schedule(self, repo: Repository, compute: Compute, nodes: list[Node], now: datetime,
                  effects: Effects) -> tuple[int, int]:
@@ -82,7 +84,7 @@ class JobScheduler:
         attempts = job_ranks.ranks(job.key, job.name, job.attempt, job.body, ref,
                                 computes.spec_of(compute), self.settings, job.image, [*job.notes, *_banner(job)],
                                 code_dir(repo, ref, job), self.host_has_gpus(),
-                                sandbox_pool=pool_of(self.settings, compute.key))
+                                sandbox_pool=pool_of(self.settings, compute.key), run_token=self.run_token(job))
         messages = [a.to_message() for a in attempts if a.rank in ranks]
         effects.current.append((job.key, job.attempt))
         effects.send += [(cluster_queue(compute.key), m) for m in messages]

@@ -10,12 +10,13 @@ Where things live, relative to the data directory (the blob store serves the sam
 
 from pathlib import PurePosixPath
 
+from emulator import pki
 from emulator.dispatch import job_container
 from emulator.dispatch.protocol import Attempt, Mount, job_tag
 from emulator.domain.compute import vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts, command_job, placeholders
+from emulator.domain.jobs import artifacts, command_job, placeholders, tracking
 from emulator.domain.storage import datastores
 from emulator.errors import ValidationFailed
 from emulator.runtime import labels
@@ -24,6 +25,7 @@ from emulator.settings import Settings
 WD = "/mnt/azureml/wd"
 INPUTS, OUTPUTS = "/mnt/azureml/inputs", "/mnt/azureml/outputs"
 MASTER_PORT = "6105"  # the port Azure ML gives PyTorch's rendezvous
+CA_BUNDLE = "/etc/amlemu/ca-bundle.pem"
 
 
 def _inputs(ref: WorkspaceRef, props: dict, inputs: dict[str, dict],
@@ -97,10 +99,23 @@ def gpu_plan(size: vm_sizes.VmSize, settings: Settings, host_has_gpus: bool) -> 
                "(AMLEMU_GPU_MODE=simulate).")
 
 
+def tracking_env(ref: WorkspaceRef, job_name: str, experiment: str, settings: Settings, token: str) -> dict[str, str]:
+    """What Azure ML sets for MLflow in a job (the azureml-mlflow plugin reads them): the job is its run. The api is
+    `api` on the jobs network, under the emulator's CA, which the bundle carries beside the public roots."""
+    if not token:
+        return {}
+    host = f"{settings.jobs_api_host}:{settings.listen_port}"
+    return {"MLFLOW_TRACKING_URI": tracking.tracking_uri(host, ref.arm_id), "MLFLOW_TRACKING_TOKEN": token,
+            "MLFLOW_RUN_ID": job_name, "MLFLOW_EXPERIMENT_NAME": experiment, "AZUREML_RUN_TOKEN": token,
+            "AZUREML_SERVICE_ENDPOINT": f"https://{host}", "AZUREML_DISCOVERY_SERVICE_ENDPOINT": f"https://{host}/discovery",
+            "REQUESTS_CA_BUNDLE": CA_BUNDLE, "SSL_CERT_FILE": CA_BUNDLE}
+
+
 def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: WorkspaceRef, cluster: ClusterSpec,
           settings: Settings, image: str, notes: list[str], code_dir: str | None,
-          host_has_gpus: bool, sandbox_pool: str | None = None) -> list[Attempt]:
-    """`sandbox_pool`: the cluster's pool of network sandboxes, which a one-node job may borrow from."""
+          host_has_gpus: bool, sandbox_pool: str | None = None, run_token: str = "") -> list[Attempt]:
+    """`sandbox_pool`: the cluster's pool of network sandboxes, which a one-node job may borrow from;
+    `run_token`: the job's own token for its MLflow tracking."""
     spec = command_job.spec_of(props)
     input_values, _mounts, _downloads = _inputs(ref, props, spec.inputs, "")  # the values: the same for every rank
     output_values, output_mounts = _outputs(ref, job_name, spec.outputs)
@@ -115,7 +130,9 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
                 "AZUREML_RUN_ID": job_name, "AZUREML_ARM_SUBSCRIPTION": ref.subscription,
                 "AZUREML_ARM_RESOURCEGROUP": ref.resource_group, "AZUREML_ARM_WORKSPACE_NAME": ref.name,
                 "AZUREML_ARM_PROJECT_NAME": props.get("experimentName", command_job.DEFAULT_EXPERIMENT),
-                "AZUREML_CR_EXECUTION_WORKING_DIR_PATH": WD, "PYTHONUNBUFFERED": "1", "HOME": "/tmp"}
+                "AZUREML_CR_EXECUTION_WORKING_DIR_PATH": WD, "PYTHONUNBUFFERED": "1", "HOME": "/tmp",
+                **tracking_env(ref, job_name, props.get("experimentName", command_job.DEFAULT_EXPERIMENT), settings,
+                               run_token)}
     result = []
     for rank in range(world):
         workdir = rank_workdir(job_tag(job_key), attempt, rank)
@@ -131,7 +148,8 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
             code_dir=code_dir, log_file=f"{job_dir}/{artifacts.log_name(rank, world)}",
             notes=[*notes, *([gpu_note] if gpu_note else [])],
             mounts=[Mount(f"{job_dir}/outputs", f"{WD}/outputs"), Mount(f"{job_dir}/logs", f"{WD}/logs"),
-                    *input_mounts, *output_mounts],
+                    *input_mounts, *output_mounts,
+                    *([Mount(pki.JOBS_BUNDLE, CA_BUNDLE, read_only=True)] if run_token else [])],
             make_dirs=[f"{job_dir}/outputs", f"{job_dir}/logs", f"{job_dir}/user_logs",
                        *(m.source for m in output_mounts)],
             # Ranks of a multi-node job find rank 0 by its container's name: each has a network of its own.

@@ -51,8 +51,9 @@ def blob_name(value: str) -> str:
     return value
 
 
-def _signature(secret: bytes, account: str, container: str, permissions: str, expiry: str) -> str:
-    message = "\n".join(("amlemu-sas", account, container, permissions, expiry)).encode()
+def _signature(secret: bytes, account: str, container: str, permissions: str, expiry: str, blob: str = "") -> str:
+    """A blob SAS (sr=b) signs its blob's name too: it opens that one blob only."""
+    message = "\n".join(("amlemu-sas", account, container, permissions, expiry, *([blob] if blob else []))).encode()
     return base64.b64encode(hmac.new(secret, message, hashlib.sha256).digest()).decode()
 
 
@@ -61,11 +62,11 @@ def format_expiry(moment: datetime) -> str:
 
 
 def mint(secret: bytes, account: str, container: str, now: datetime,
-         permissions: str = ALL_PERMISSIONS, lifetime: timedelta = SAS_LIFETIME) -> str:
-    """The query string (without '?') of a container SAS."""
+         permissions: str = ALL_PERMISSIONS, lifetime: timedelta = SAS_LIFETIME, blob: str = "") -> str:
+    """The query string (without '?') of a container SAS, or with `blob` of a SAS for that blob alone."""
     expiry = format_expiry(now + lifetime)
-    return urlencode({"sv": SAS_VERSION, "sr": "c", "sp": permissions, "se": expiry,
-                      "sig": _signature(secret, account, container, permissions, expiry)})
+    return urlencode({"sv": SAS_VERSION, "sr": "b" if blob else "c", "sp": permissions, "se": expiry,
+                      "sig": _signature(secret, account, container, permissions, expiry, blob)})
 
 
 def _parse_expiry(value: str) -> datetime:
@@ -77,13 +78,17 @@ def _parse_expiry(value: str) -> datetime:
 
 
 def verify(secret: bytes, account: str, container: str, query: Mapping[str, str], now: datetime,
-           needed: str) -> None:
-    """Raise Forbidden unless the query carries a valid, unexpired SAS for this container with `needed`."""
+           needed: str, blob: str = "") -> None:
+    """Raise Forbidden unless the query carries a valid, unexpired SAS for this container (or, sr=b, for the
+    blob `blob` the request names) with `needed`."""
     sig, expiry, permissions = query.get("sig"), query.get("se"), query.get("sp", "")
     if not sig or not expiry:
         raise Forbidden("Server failed to authenticate the request: a shared access signature (sig, se) is "
                         "required; get one from startPendingUpload.", code="AuthenticationFailed", target="sig")
-    expected = _signature(secret, account, container, permissions, expiry)
+    if query.get("sr") == "b" and not blob:
+        raise Forbidden("Server failed to authenticate the request: a blob's signature (sr=b) opens that blob "
+                        "only.", code="AuthenticationFailed", target="sr")
+    expected = _signature(secret, account, container, permissions, expiry, blob if query.get("sr") == "b" else "")
     if not hmac.compare_digest(expected.encode(), sig.encode()):
         raise Forbidden("Server failed to authenticate the request: the signature does not match this account "
                         "and container.", code="AuthenticationFailed", target="sig")

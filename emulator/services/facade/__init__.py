@@ -12,8 +12,10 @@ from emulator.services.facade.locations import Locations
 from emulator.services.facade.online_endpoints import OnlineDeployments, OnlineEndpoints
 from emulator.services.facade.preemption import Preemption
 from emulator.services.facade.workspaces import Workspaces
+from emulator.services.tracking import Tracking
 from emulator.settings import Settings
 from emulator.store.db import Store
+from emulator.tracking.mlflow_server import MlflowServer
 
 
 @dataclass(frozen=True)
@@ -28,10 +30,12 @@ class Services:
     online_endpoints: OnlineEndpoints
     online_deployments: OnlineDeployments
     preemption: Preemption
+    tracking: Tracking
 
     @classmethod
     def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
         def each(kind):
             return kind(settings, store, secret, clock)
         return cls(store, each(Workspaces), each(Computes), each(Locations), each(Assets), each(Datastores),
-                   each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption))
+                   each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption),
+                   Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)))

@@ -1,0 +1,94 @@
+"""MLflow tracking as Azure ML serves it: the workspace's tracking URI, the job as its MLflow run, and how the
+MLflow server's answers are turned into Azure's. Pure.
+
+- The tracking URI is `azureml://<host>/mlflow/v1.0<workspace id>`; the `azureml-mlflow` plugin calls
+  `https://<host>/mlflow/v2.0<workspace id>/api/2.0/mlflow/...` (MLflow's own REST API) and RunHistory's artifact
+  routes on the same host.
+- In Azure a job's name is its MLflow run id. The MLflow server makes ids of its own, so the api maps them: a run
+  id in a request that names a job becomes that job's MLflow run, and the MLflow id in an answer becomes the job's
+  name again. A run no job stands behind keeps MLflow's id.
+- A run's artifacts are RunHistory's (the job's artifact folder, ExperimentRun/dcid.<run>): its artifact_uri is
+  the azureml:// form the plugin's artifact repository reads.
+"""
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+RUN_ID_KEYS = ("run_id", "run_uuid")
+# Azure ML job statuses as MLflow run statuses (RUNNING, SCHEDULED, FINISHED, FAILED, KILLED).
+_RUN_STATUS = {"Completed": "FINISHED", "Failed": "FAILED", "Canceled": "KILLED", "Running": "RUNNING",
+               "Finalizing": "RUNNING", "CancelRequested": "RUNNING"}
+
+
+def mlflow_workspace(workspace_key: str) -> str:
+    """The MLflow workspace that holds one Azure ML workspace's experiments: a name MLflow accepts (lower-case
+    letters, digits, '-'), the same for every spelling of the workspace's id."""
+    return "aml-" + hashlib.sha256(workspace_key.lower().encode()).hexdigest()[:24]
+
+
+def tracking_uri(host: str, workspace_arm_id: str) -> str:
+    return f"azureml://{host}/mlflow/v1.0{workspace_arm_id}"
+
+
+def artifact_uri(host: str, workspace_arm_id: str, experiment_id: str, run_id: str) -> str:
+    """What the plugin parses into (experiment, run) for RunHistory's artifact routes."""
+    return f"azureml://{host}/mlflow/v2.0{workspace_arm_id}/experiments/{experiment_id}/runs/{run_id}/artifacts"
+
+
+def run_status(job_status: str) -> str:
+    return _RUN_STATUS.get(job_status, "SCHEDULED")
+
+
+def run_ids(message: Any) -> set[str]:
+    """Every run id a request or an answer names, at any depth."""
+    found: set[str] = set()
+
+    def visit(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in RUN_ID_KEYS and isinstance(item, str):
+                    found.add(item)
+                else:
+                    visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+    visit(message)
+    return found
+
+
+def renamed(message: Any, names: dict[str, str]) -> Any:
+    """`message` with each run id in `names` replaced, at any depth (the rest as it was)."""
+    if isinstance(message, dict):
+        return {key: names.get(item, item) if key in RUN_ID_KEYS and isinstance(item, str) else renamed(item, names)
+                for key, item in message.items()}
+    if isinstance(message, list):
+        return [renamed(item, names) for item in message]
+    return message
+
+
+def run_infos(message: Any) -> list[dict]:
+    """The run info objects of an answer (a run's `info`, or each of a search's runs), to be told Azure's truth."""
+    found: list[dict] = []
+
+    def visit(value: Any) -> None:
+        if isinstance(value, dict):
+            if "run_id" in value and "experiment_id" in value and "lifecycle_stage" in value:
+                found.append(value)
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+    visit(message)
+    return found
+
+
+def told(info: dict, artifacts: Callable[[str, str], str], job: dict | None) -> None:
+    """A run's info as Azure tells it: artifacts in RunHistory; a job's run has the job's status and times
+    (`job`: {"status", "start_time", "end_time"} in MLflow's units), whatever its script reported."""
+    info["artifact_uri"] = artifacts(info["experiment_id"], info["run_id"])
+    if job is not None:
+        info["status"] = run_status(job["status"])
+        info.update({k: v for k, v in job.items() if k in ("start_time", "end_time") and v is not None})

@@ -1,0 +1,128 @@
+"""MLflow tracking behind the workspace's tracking URI: the caller's token checked, the workspace mapped to its
+MLflow workspace, a job's name made its MLflow run (created the first time it is named), and the answer told as
+Azure tells it (domain/jobs/tracking.py)."""
+
+import json
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from emulator import tokens
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import tracking
+from emulator.domain.jobs.command_job import DEFAULT_EXPERIMENT
+from emulator.errors import BadRequest
+from emulator.services.facade.base import Service
+from emulator.store.tables import Job, TrackedRun, Workspace
+from emulator.tracking.mlflow_server import API, Answer, MlflowServer
+
+PREVIEW = "/api/2.0/preview/mlflow/runs/"  # Azure's two routes beside MLflow's own
+
+
+def _ms(moment: datetime | None) -> int | None:
+    return int(moment.timestamp() * 1000) if moment else None
+
+
+class Tracking(Service):
+    def __init__(self, settings, store, secret, clock, server: MlflowServer):
+        super().__init__(settings, store, secret, clock)
+        self.server = server
+
+    def authorize(self, ref: WorkspaceRef, authorization: str | None) -> None:
+        """A job's run token opens its own workspace's tracking; anything else needs a management token."""
+        claims = tokens.run_of(self.secret, authorization)
+        if claims is None or claims.get("ws") != ref.key:
+            tokens.verify(self.secret, authorization, tokens.management_audiences(self.settings.own_urls))
+
+    def call(self, ref: WorkspaceRef, method: str, path: str, params: list[tuple[str, str]], body: bytes,
+             host: str) -> Answer:
+        """`path`: what follows the workspace in the URL (`/api/2.0/mlflow/runs/get`); `host`: the host the caller
+        reached (artifact URIs name it, so a job and the user's machine each get one they can reach)."""
+        workspace = self._workspace(ref)
+        space = tracking.mlflow_workspace(workspace.key)
+        message = self._json(body)
+        if path.startswith(PREVIEW):
+            return self._preview(space, workspace, path, message)
+        names = tracking.run_ids(message) | {v for k, v in params if k in tracking.RUN_ID_KEYS}
+        to_mlflow = self._runs_of(workspace, space, names)
+        params = [(k, to_mlflow.get(v, v) if k in tracking.RUN_ID_KEYS else v) for k, v in params]
+        answer = self.server.call(space, method, path, params,
+                                  None if message is None else tracking.renamed(message, to_mlflow))
+        return self._told(workspace, answer, host)
+
+    @staticmethod
+    def _json(body: bytes) -> Any:
+        if not body:
+            return None
+        try:
+            return json.loads(body)
+        except ValueError as exc:
+            raise BadRequest(f"The request body is not JSON: {exc}", code="INVALID_PARAMETER_VALUE") from exc
+
+    def _preview(self, space: str, workspace: Workspace, path: str, message: Any) -> Answer:
+        """log-batch-async logs at once (nothing is left to wait for: the status route says so)."""
+        if path.endswith("/log-batch-async") and isinstance(message, dict):
+            to_mlflow = self._runs_of(workspace, space, tracking.run_ids(message))
+            logged = self.server.call(space, "POST", f"{API}/runs/log-batch",
+                                      body=tracking.renamed(message, to_mlflow))
+            if logged.status != 200:
+                return logged
+            return Answer(200, b'{"batch_tracking_id": ""}', "application/json")
+        if path.endswith("/get-run-data-status"):
+            return Answer(200, b'{"is_complete": true}', "application/json")
+        return Answer(404, b'{"error_code": "ENDPOINT_NOT_FOUND", "message": "No such preview route."}',
+                      "application/json")
+
+    def _runs_of(self, workspace: Workspace, space: str, names: set[str]) -> dict[str, str]:
+        """{job name: its MLflow run id} for the names that are jobs of the workspace, each run made if new."""
+        found = {}
+        for name in names:
+            key = f"{workspace.key}/jobs/{name}".lower()
+            with self.store.transaction() as repo:
+                job, run = repo.job(key), repo.tracked_run(key)
+                if job is None:
+                    continue
+                if run is not None:
+                    found[name] = run.run_id
+                    continue
+                experiment = job.body.get("experimentName") or DEFAULT_EXPERIMENT
+                title, created = job.body.get("displayName") or job.name, _ms(job.created_at)
+            found[name] = self._new_run(workspace, space, key, experiment, title, created)
+        return found
+
+    def _new_run(self, workspace: Workspace, space: str, key: str, experiment: str, title: str, created: int) -> str:
+        """The MLflow calls go outside the transaction; a run another request made meanwhile wins."""
+        experiment_id = self.server.experiment_id(space, experiment)
+        run_id = self.server.create_run(space, experiment_id, title, created, {"mlflow.runName": title})
+        try:
+            with self.store.transaction() as repo:
+                repo.add(TrackedRun(key=key, workspace_key=workspace.key, run_id=run_id,
+                                    experiment_id=experiment_id, created_at=self.clock()))
+            return run_id
+        except IntegrityError:
+            self.server.delete_run(space, run_id)
+            with self.store.transaction() as repo:
+                return repo.tracked_run(key).run_id
+
+    def _told(self, workspace: Workspace, answer: Answer, host: str) -> Answer:
+        if not answer.media_type.startswith("application/json") or not answer.body:
+            return answer
+        message = answer.json()
+        ids = tracking.run_ids(message)
+        names, jobs = {}, {}
+        with self.store.transaction() as repo:
+            for run in repo.tracked_runs_by_mlflow_id(workspace.key, ids) if ids else []:
+                job = repo.job(run.key)
+                if job is not None:
+                    names[run.run_id], jobs[job.name] = job.name, self._job_truth(job)
+        message = tracking.renamed(message, names)
+        arm_id = WorkspaceRef.of(workspace).arm_id
+        for info in tracking.run_infos(message):
+            tracking.told(info, lambda e, r: tracking.artifact_uri(host, arm_id, e, r), jobs.get(info["run_id"]))
+        return Answer(answer.status, json.dumps(message).encode(), "application/json")
+
+    @staticmethod
+    def _job_truth(job: Job) -> dict:
+        return {"status": job.status, "start_time": _ms(job.started_at or job.created_at),
+                "end_time": _ms(job.ended_at)}
