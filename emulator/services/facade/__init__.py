@@ -11,6 +11,7 @@ from emulator.services.facade.jobs import Jobs
 from emulator.services.facade.locations import Locations
 from emulator.services.facade.online_endpoints import OnlineDeployments, OnlineEndpoints
 from emulator.services.facade.preemption import Preemption
+from emulator.services.facade.registries import Registries
 from emulator.services.facade.workspaces import Workspaces
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -28,10 +29,12 @@ class Services:
     online_endpoints: OnlineEndpoints
     online_deployments: OnlineDeployments
     preemption: Preemption
+    registries: Registries
 
     @classmethod
     def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
         def each(kind):
             return kind(settings, store, secret, clock)
         return cls(store, each(Workspaces), each(Computes), each(Locations), each(Assets), each(Datastores),
-                   each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption))
+                   each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption),
+                   each(Registries))
