@@ -120,6 +120,8 @@ class Stack:
                 "REQUESTS_CA_BUNDLE": str(self.write_bundle()),
                 "IDENTITY_ENDPOINT": f"{self.url}/msi/token",
                 "IDENTITY_HEADER": self.identity_header(),
+                # the SDK finds registries here (the cloud metadata has no field for it)
+                "REGISTRY_DISCOVERY_ENDPOINT_URL": f"{self.url}/",
                 "AMLEMU_SUBSCRIPTION_ID": self.subscription,
                 "AMLEMU_RESOURCE_GROUP": self.resource_group,
                 "AMLEMU_WORKSPACE": self.workspace,

@@ -15,6 +15,7 @@ from emulator.errors import ValidationFailed
 REGISTRY = "azureml"
 WORKSPACE_PREFIX = "AzureML-"
 LATEST = "1"  # the version `@latest` and `labels/latest` mean here
+VERSIONS = (LATEST,)  # what the azureml registry lists of each family (a job may name any other: the same build)
 BASE_IMAGE = "mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu22.04:latest"
 NOTE_TAG = "amlemu"  # an environment tag the job's log repeats: how the stand-in differs from Azure's build
 _MLFLOW = ("mlflow-skinny~=2.17", "azureml-mlflow")
@@ -90,10 +91,9 @@ def parse(environment_id: str, target: str) -> Reference | None:
         name, registry = match["name"], True
     else:
         return None
-    curated = next((c for c in CATALOGUE.values() if c.name.lower() == name.lower()), None)
+    curated = family(name)
     if curated is None:
-        raise ValidationFailed(f"{target}: '{name}' is not a curated environment amlemu knows. Known: "
-                               f"{', '.join(sorted(CATALOGUE))}.", target=target)
+        raise ValidationFailed(f"{target}: {unknown(name)}", target=target)
     if match["label"] is not None and match["label"].lower() != "latest":
         raise ValidationFailed(f"{target}: curated environments have the label 'latest' only, not "
                                f"'{match['label']}'.", target=target)
@@ -104,8 +104,16 @@ def named(workspace_name: str) -> Curated | None:
     """The family a workspace environment name (`AzureML-<name>`) stands for, if it is one."""
     if not workspace_name.lower().startswith(WORKSPACE_PREFIX.lower()):
         return None
-    name = workspace_name[len(WORKSPACE_PREFIX):].lower()
-    return next((c for c in CATALOGUE.values() if c.name.lower() == name), None)
+    return family(workspace_name[len(WORKSPACE_PREFIX):])
+
+
+def family(name: str) -> Curated | None:
+    """The family a registry name stands for, matched without case as Azure matches asset names."""
+    return next((c for c in CATALOGUE.values() if c.name.lower() == name.lower()), None)
+
+
+def unknown(name: str) -> str:
+    return f"'{name}' is not a curated environment amlemu knows. Known: {', '.join(sorted(CATALOGUE))}."
 
 
 def conda_file(curated: Curated) -> str:

@@ -11,6 +11,7 @@ from emulator.services.facade.jobs import Jobs
 from emulator.services.facade.locations import Locations
 from emulator.services.facade.online_endpoints import OnlineDeployments, OnlineEndpoints
 from emulator.services.facade.preemption import Preemption
+from emulator.services.facade.registries import Registries
 from emulator.services.facade.workspaces import Workspaces
 from emulator.services.tracking import Tracking
 from emulator.settings import Settings
@@ -30,6 +31,7 @@ class Services:
     online_endpoints: OnlineEndpoints
     online_deployments: OnlineDeployments
     preemption: Preemption
+    registries: Registries
     tracking: Tracking
 
     @classmethod
@@ -38,4 +40,4 @@ class Services:
             return kind(settings, store, secret, clock)
         return cls(store, each(Workspaces), each(Computes), each(Locations), each(Assets), each(Datastores),
                    each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption),
-                   Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)))
+                   each(Registries), Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)))
