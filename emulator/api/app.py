@@ -24,6 +24,7 @@ from emulator.api.routes import (
     locations,
     online_endpoints,
     registries,
+    run_artifacts,
     studio,
     tracking,
     workspaces,
@@ -133,7 +134,8 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
     app.state.context = Context(settings=settings, secret=secret, services=services, clock=_now)
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
-                   registries.router, emulator.router, studio.router, tracking.router):
+                   registries.router, emulator.router, studio.router, tracking.router,
+                   run_artifacts.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

@@ -13,6 +13,7 @@ import certifi
 import httpx
 
 from emulator import tokens
+from emulator.domain.ids import CLOUD_NAME
 from emulator.settings import DEFAULT_SUBSCRIPTION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,6 +123,9 @@ class Stack:
                 "IDENTITY_HEADER": self.identity_header(),
                 # the SDK finds registries here (the cloud metadata has no field for it)
                 "REGISTRY_DISCOVERY_ENDPOINT_URL": f"{self.url}/",
+                # azureml-mlflow takes its cloud (the storage suffix of artifact URLs) by this name from the metadata
+                # above; unset, it asks management.azure.com first
+                "AZUREML_CURRENT_CLOUD": CLOUD_NAME,
                 "AMLEMU_SUBSCRIPTION_ID": self.subscription,
                 "AMLEMU_RESOURCE_GROUP": self.resource_group,
                 "AMLEMU_WORKSPACE": self.workspace,

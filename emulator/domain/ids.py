@@ -39,3 +39,6 @@ class WorkspaceRef:
 
 def location_id(subscription: str, location: str) -> str:
     return f"/subscriptions/{subscription}/providers/{PROVIDER}/locations/{location}"
+
+
+CLOUD_NAME = "AzureMLEmulator"  # the cloud the emulator's metadata document describes

@@ -7,10 +7,10 @@ from fastapi import APIRouter, Header, Query
 
 from emulator import tokens
 from emulator.api.deps import Ctx
+from emulator.domain.ids import CLOUD_NAME
 from emulator.errors import BadRequest, Unauthorized
 
 router = APIRouter()
-CLOUD_NAME = "AzureMLEmulator"
 MAX_IDENTITY_HEADER = 256  # the real value is 32 hex digits
 
 

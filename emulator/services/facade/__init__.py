@@ -13,6 +13,7 @@ from emulator.services.facade.online_endpoints import OnlineDeployments, OnlineE
 from emulator.services.facade.preemption import Preemption
 from emulator.services.facade.registries import Registries
 from emulator.services.facade.workspaces import Workspaces
+from emulator.services.run_artifacts import RunArtifacts
 from emulator.services.tracking import Tracking
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -33,6 +34,7 @@ class Services:
     preemption: Preemption
     registries: Registries
     tracking: Tracking
+    run_artifacts: RunArtifacts
 
     @classmethod
     def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
@@ -40,4 +42,4 @@ class Services:
             return kind(settings, store, secret, clock)
         return cls(store, each(Workspaces), each(Computes), each(Locations), each(Assets), each(Datastores),
                    each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption),
-                   each(Registries), Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)))
+                   each(Registries), Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)), each(RunArtifacts))
