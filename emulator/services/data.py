@@ -4,14 +4,18 @@ read through services/assets as DATA."""
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from emulator.domain.assets import data as rules
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
-from emulator.domain.storage import datastores
+from emulator.domain.storage import datastores, external
 from emulator.errors import ValidationFailed
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion
+
+if TYPE_CHECKING:
+    from emulator.services.external_data import ExternalData
 
 KIND = "data"
 
@@ -50,9 +54,10 @@ def _version(repo: Repository, ref: WorkspaceRef, named: rules.DataRef, target: 
 
 
 def input_uris(repo: Repository, ref: WorkspaceRef, inputs: dict[str, dict],
-               data_dir: Path | None) -> dict[str, str]:
-    """{input: the datastore URI it reads} for a job's inputs naming a data asset. Every other non-literal
-    input must be a datastore path of the workspace, there already when the api has the files (`data_dir`)."""
+               data_dir: Path | None, outside: "ExternalData | None" = None) -> dict[str, str]:
+    """{input: the datastore URI it reads} for a job's inputs naming a data asset or data outside the
+    workspace (`outside` makes its copy). Every other non-literal input must be a datastore path of the
+    workspace, there already when the api has the files (`data_dir`)."""
     resolved = {}
     for name, entry in inputs.items():
         if entry["jobInputType"] == "literal":
@@ -61,6 +66,12 @@ def input_uris(repo: Repository, ref: WorkspaceRef, inputs: dict[str, dict],
         named = rules.input_reference(ref, entry["uri"], target)
         if named is not None:
             resolved[name] = _version(repo, ref, named, target).body["dataUri"]
+            continue
+        if external.is_external(entry["uri"]):
+            if outside is None:
+                raise ValidationFailed(f"{target}: data outside the workspace is not read here.", target=target)
+            if copy := outside.input_uri(ref, entry, target):
+                resolved[name] = copy
             continue
         where = datastores.resolve_uri(ref, entry["uri"], target)
         # lexists: a link is the job's to refuse when it runs, not followed here

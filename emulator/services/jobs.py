@@ -12,6 +12,7 @@ from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import assets, computes, data, job_outputs, serverless, workspaces
 from emulator.services import curated as curated_service
+from emulator.services.external_data import ExternalData
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job
 
@@ -68,10 +69,10 @@ def _asset(repo: Repository, ref: WorkspaceRef, arm_id: str, kind: str, target: 
 
 
 def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, props: dict,
-                data_dir: Path | None) -> None:
+                data_dir: Path | None, outside: ExternalData | None) -> None:
     """Inputs and outputs must point into the workspace's datastores, where jobs can mount them; an input
     naming a data asset reads the asset's files, recorded now."""
-    resolved = data.input_uris(repo, ref, spec.inputs, data_dir)
+    resolved = data.input_uris(repo, ref, spec.inputs, data_dir, outside)
     if resolved:
         props[command_job.RESOLVED_INPUTS] = resolved
     for name, entry in spec.outputs.items():
@@ -80,9 +81,9 @@ def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, 
 
 
 def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime,
-        data_dir: Path | None = None) -> tuple[Job, bool]:
+        data_dir: Path | None = None, outside: ExternalData | None = None) -> tuple[Job, bool]:
     """`data_dir`: where the api finds the workspace's files, to refuse an input that is not there; None
-    leaves that to the job."""
+    leaves that to the job. `outside`: how inputs outside the workspace are read (none: they are refused)."""
     command_job.name(name)
     workspace = workspaces.get(repo, ref)
     props, spec = command_job.parse(body)
@@ -96,7 +97,7 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
         compute = serverless.cluster_for(repo, ref, workspace, spec.capacity, spec.instance_count,
                                          now, P)
     job_outputs.check(repo, ref, spec.outputs)
-    _check_uris(repo, ref, spec, props, data_dir)
+    _check_uris(repo, ref, spec, props, data_dir, outside)
     if spec.code_id:
         _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")
     if reference := curated.parse(spec.environment_id, f"{P}.environmentId"):

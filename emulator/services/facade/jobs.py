@@ -6,6 +6,7 @@ from emulator import confined
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
 from emulator.services import jobs, workspaces
+from emulator.services.external_data import ExternalData
 from emulator.services.facade.base import Service
 from emulator.store.tables import Job, Workspace
 
@@ -23,7 +24,8 @@ class JobPage:
 class Jobs(Service):
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[Job, bool, Workspace]:
         with self.store.transaction() as repo:
-            row, created = jobs.put(repo, ref, name, body, self.clock(), self.settings.data_dir)
+            row, created = jobs.put(repo, ref, name, body, self.clock(), self.settings.data_dir,
+                                    ExternalData.of(self.settings))
             return row, created, workspaces.get(repo, ref)
 
     def get(self, ref: WorkspaceRef, name: str) -> tuple[Job, Workspace]:
