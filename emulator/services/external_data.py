@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from emulator import confined
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts
+from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.storage import datastores, external
 from emulator.errors import PathEscape, ValidationFailed
 from emulator.services import external_fetch
@@ -34,6 +34,12 @@ class ExternalData:
     def of(cls, settings: Settings) -> "ExternalData":
         return cls(settings.data_dir, settings.external_fetch,
                    external_fetch.Limits(settings.external_timeout_seconds, settings.external_max_bytes))
+
+    def copies(self, ref: WorkspaceRef, inputs: dict[str, dict]) -> dict[str, str | None]:
+        """{input: its copy's datastore URI (None: Direct)} for the inputs outside the workspace."""
+        return {name: self.input_uri(ref, entry, f"{command_job.P}.inputs.{name}.uri")
+                for name, entry in inputs.items()
+                if entry["jobInputType"] != "literal" and external.is_external(entry.get("uri"))}
 
     def input_uri(self, ref: WorkspaceRef, entry: dict, target: str) -> str | None:
         """The datastore URI of the input's copy; None for a Direct input, which hands the job its URL."""

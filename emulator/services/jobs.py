@@ -1,6 +1,7 @@
 """Jobs: submit (checked against the workspace's computes, code and environments), read, list, cancel,
 and the one place a job's status changes."""
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -12,7 +13,6 @@ from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import assets, computes, data, job_outputs, serverless, workspaces
 from emulator.services import curated as curated_service
-from emulator.services.external_data import ExternalData
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job
 
@@ -69,7 +69,7 @@ def _asset(repo: Repository, ref: WorkspaceRef, arm_id: str, kind: str, target: 
 
 
 def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, props: dict,
-                data_dir: Path | None, outside: ExternalData | None) -> None:
+                data_dir: Path | None, outside: Mapping[str, str | None] | None) -> None:
     """Inputs and outputs must point into the workspace's datastores, where jobs can mount them; an input
     naming a data asset reads the asset's files, recorded now."""
     resolved = data.input_uris(repo, ref, spec.inputs, data_dir, outside)
@@ -81,9 +81,10 @@ def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, 
 
 
 def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime,
-        data_dir: Path | None = None, outside: ExternalData | None = None) -> tuple[Job, bool]:
+        data_dir: Path | None = None, outside: Mapping[str, str | None] | None = None) -> tuple[Job, bool]:
     """`data_dir`: where the api finds the workspace's files, to refuse an input that is not there; None
-    leaves that to the job. `outside`: how inputs outside the workspace are read (none: they are refused)."""
+    leaves that to the job. `outside`: the copies of inputs outside the workspace (services/external_data),
+    made before the transaction; without them such inputs are refused."""
     command_job.name(name)
     workspace = workspaces.get(repo, ref)
     props, spec = command_job.parse(body)

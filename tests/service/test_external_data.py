@@ -10,8 +10,9 @@ import pytest
 
 from emulator.domain.jobs import command_job
 from emulator.store.tables import Job
-from tests.service.test_api import API, assert_arm_error
+from tests.service.test_api import API, assert_arm_error, cluster, put_cluster
 from tests.service.test_jobs import JOBS, job_body, job_names, put_job, ready  # noqa: F401 (fixture)
+from tests.waiting import wait_until
 
 ROWS = b"a,b\n1,2\n"
 TARGET = "properties.inputs.rows.uri"
@@ -21,18 +22,22 @@ pytestmark = pytest.mark.usefixtures("ready")
 class _Site(BaseHTTPRequestHandler):
     """A tiny web server: a file, redirects good and bad, a large file, a missing one."""
     hits: list[str]
+    released: threading.Event
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         self.hits.append(self.path)
         path = self.path.split("?")[0]
+        if path == "/slow/rows.csv" and not self.released.wait(10):  # answers once the test lets it
+            self.send_error(503)
+            return
         redirects = {"/moved.csv": "/data/rows.csv", "/to-file.csv": "file:///etc/passwd",
                      "/loop.csv": "/loop.csv"}
         if path in redirects:
             self.send_response(302)
             self.send_header("Location", redirects[path])
             self.end_headers()
-        elif path in ("/data/rows.csv", "/big.csv"):
-            body = ROWS if path == "/data/rows.csv" else b"x" * 5000
+        elif path in ("/data/rows.csv", "/big.csv", "/slow/rows.csv"):
+            body = b"x" * 5000 if path == "/big.csv" else ROWS
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -46,11 +51,12 @@ class _Site(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site():
-    handler = type("Site", (_Site,), {"hits": []})
+    handler = type("Site", (_Site,), {"hits": [], "released": threading.Event()})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", handler.hits
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler.hits, handler.released
+    handler.released.set()
     server.shutdown()
     server.server_close()
 
@@ -113,7 +119,7 @@ def test_a_storage_folder_is_mirrored_once_for_every_way_of_writing_it(app, clie
 
 
 def test_a_file_is_fetched_once_then_read_from_the_cache(app, client, auth, settings, site):
-    base, hits = site
+    base, hits, _ = site
     put_job(client, auth, "job-1", _job(f"{base}/moved.csv?sig=x"))
     assert hits == ["/moved.csv?sig=x", "/data/rows.csv"]
     host = base.removeprefix("http://")
@@ -124,12 +130,26 @@ def test_a_file_is_fetched_once_then_read_from_the_cache(app, client, auth, sett
     assert not list((settings.data_dir / "external-cache" / host).glob(".partial-*"))
 
 
+def test_a_fetch_holds_no_lock_on_the_store(client, auth, site):
+    """While a submit waits for a slow server, other writes go on (the fetch runs before the transaction)."""
+    base, hits, released = site
+    submitted = {}
+    submit = threading.Thread(target=lambda: submitted.update(response=client.put(
+        f"{JOBS}/job-1", params=API, headers=auth, json=_job(f"{base}/slow/rows.csv"))))
+    submit.start()
+    wait_until(lambda: "/slow/rows.csv" in hits, timeout=10, message="the fetch to start")
+    put_cluster(client, auth, "other", cluster(max_nodes=1))  # would wait for the fetch if it held the lock
+    released.set()
+    submit.join(timeout=30)
+    assert submitted["response"].status_code == 201, submitted["response"].text
+
+
 @pytest.mark.parametrize(("path", "why"), [("/missing.csv", "answered 404"),
                                            ("/to-file.csv", "not http or https"),
                                            ("/loop.csv", "redirects more than 5 times"),
                                            ("/big.csv", "more than the 1000")])
 def test_a_fetch_that_fails_refuses_the_job_and_creates_nothing(client, auth, settings, site, path, why):
-    base, _ = site
+    base, _, _ = site
     response = client.put(f"{JOBS}/bad-job", params=API, headers=auth, json=_job(f"{base}{path}"))
     message = assert_arm_error(response, 400, target=TARGET)["message"]
     assert why in message and f"amlemu data mirror '{base}{path}'" in message
