@@ -76,6 +76,11 @@ class Settings(BaseSettings):
     scoring_max_request_bytes: int = Field(100 << 20, gt=0)
     # Mirrored copies in flight at once; past that a copy is dropped and counted, as Azure mirrors best-effort.
     scoring_max_mirrors: int = Field(32, ge=0)
+    # Job inputs outside the workspace (https, wasbs, abfss) not in the mirror are fetched at submit, bounded
+    # (a connect or read timeout; ten times it for the whole file; a size cap). Off: the mirror only, offline.
+    external_fetch: bool = True
+    external_timeout_seconds: float = Field(30.0, gt=0)
+    external_max_bytes: int = Field(2 << 30, gt=0)
 
     @field_validator("host_data_dir", mode="before")
     @classmethod

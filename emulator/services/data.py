@@ -3,12 +3,13 @@ they read (a data asset's dataUri, or a datastore path that must be there). Vers
 read through services/assets as DATA."""
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from emulator.domain.assets import data as rules
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
-from emulator.domain.storage import datastores
+from emulator.domain.storage import datastores, external
 from emulator.errors import ValidationFailed
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion
@@ -50,9 +51,11 @@ def _version(repo: Repository, ref: WorkspaceRef, named: rules.DataRef, target: 
 
 
 def input_uris(repo: Repository, ref: WorkspaceRef, inputs: dict[str, dict],
-               data_dir: Path | None) -> dict[str, str]:
-    """{input: the datastore URI it reads} for a job's inputs naming a data asset. Every other non-literal
-    input must be a datastore path of the workspace, there already when the api has the files (`data_dir`)."""
+               data_dir: Path | None, outside: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """{input: the datastore URI it reads} for a job's inputs naming a data asset or data outside the
+    workspace (`outside`: their copies, made before the transaction by services/external_data; None for a
+    Direct input). Every other non-literal input must be a datastore path of the workspace, there already
+    when the api has the files (`data_dir`)."""
     resolved = {}
     for name, entry in inputs.items():
         if entry["jobInputType"] == "literal":
@@ -61,6 +64,12 @@ def input_uris(repo: Repository, ref: WorkspaceRef, inputs: dict[str, dict],
         named = rules.input_reference(ref, entry["uri"], target)
         if named is not None:
             resolved[name] = _version(repo, ref, named, target).body["dataUri"]
+            continue
+        if external.is_external(entry["uri"]):
+            if outside is None or name not in outside:
+                raise ValidationFailed(f"{target}: data outside the workspace is not read here.", target=target)
+            if copy := outside[name]:
+                resolved[name] = copy
             continue
         where = datastores.resolve_uri(ref, entry["uri"], target)
         # lexists: a link is the job's to refuse when it runs, not followed here

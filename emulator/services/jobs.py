@@ -1,6 +1,7 @@
 """Jobs: submit (checked against the workspace's computes, code and environments), read, list, cancel,
 and the one place a job's status changes."""
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -68,10 +69,10 @@ def _asset(repo: Repository, ref: WorkspaceRef, arm_id: str, kind: str, target: 
 
 
 def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, props: dict,
-                data_dir: Path | None) -> None:
+                data_dir: Path | None, outside: Mapping[str, str | None] | None) -> None:
     """Inputs and outputs must point into the workspace's datastores, where jobs can mount them; an input
     naming a data asset reads the asset's files, recorded now."""
-    resolved = data.input_uris(repo, ref, spec.inputs, data_dir)
+    resolved = data.input_uris(repo, ref, spec.inputs, data_dir, outside)
     if resolved:
         props[command_job.RESOLVED_INPUTS] = resolved
     for name, entry in spec.outputs.items():
@@ -80,9 +81,10 @@ def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, 
 
 
 def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime,
-        data_dir: Path | None = None) -> tuple[Job, bool]:
+        data_dir: Path | None = None, outside: Mapping[str, str | None] | None = None) -> tuple[Job, bool]:
     """`data_dir`: where the api finds the workspace's files, to refuse an input that is not there; None
-    leaves that to the job."""
+    leaves that to the job. `outside`: the copies of inputs outside the workspace (services/external_data),
+    made before the transaction; without them such inputs are refused."""
     command_job.name(name)
     workspace = workspaces.get(repo, ref)
     props, spec = command_job.parse(body)
@@ -96,7 +98,7 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
         compute = serverless.cluster_for(repo, ref, workspace, spec.capacity, spec.instance_count,
                                          now, P)
     job_outputs.check(repo, ref, spec.outputs)
-    _check_uris(repo, ref, spec, props, data_dir)
+    _check_uris(repo, ref, spec, props, data_dir, outside)
     if spec.code_id:
         _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")
     if reference := curated.parse(spec.environment_id, f"{P}.environmentId"):

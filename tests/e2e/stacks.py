@@ -23,7 +23,8 @@ def own_env(home: Path, kind: str, **more: str) -> dict[str, str]:
     suffix = uuid.uuid4().hex[:6]
     return {"AMLEMU_HOME": str(home), "AMLEMU_PORT": str(free_port()), "AMLEMU_SCORING_PORT": str(free_port()),
             "AMLEMU_PROJECT": f"amlemu-{kind}-{suffix}", "AMLEMU_STACK": f"{kind}-{suffix}",
-            "AMLEMU_NETWORK": f"amlemu-{kind}-{suffix}", "AMLEMU_TIME_SCALE": "1.0", **more}
+            "AMLEMU_NETWORK": f"amlemu-{kind}-{suffix}", "AMLEMU_TIME_SCALE": "1.0",
+            "AMLEMU_EXTERNAL_FETCH": "false", **more}  # this machine sends nothing outside: the mirror only
 
 
 def compose_up(env: dict[str, str]) -> Stack:

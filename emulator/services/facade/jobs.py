@@ -1,11 +1,14 @@
 """Jobs as the api calls them: submit, read, list, cancel, and the RunHistory data plane's reads."""
 
+import copy
 from dataclasses import dataclass
 
 from emulator import confined
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
+from emulator.errors import EmulatorError
 from emulator.services import jobs, workspaces
+from emulator.services.external_data import ExternalData
 from emulator.services.facade.base import Service
 from emulator.store.tables import Job, Workspace
 
@@ -22,9 +25,23 @@ class JobPage:
 
 class Jobs(Service):
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[Job, bool, Workspace]:
+        outside = self._outside(ref, name, body)
         with self.store.transaction() as repo:
-            row, created = jobs.put(repo, ref, name, body, self.clock(), self.settings.data_dir)
+            row, created = jobs.put(repo, ref, name, body, self.clock(), self.settings.data_dir, outside)
             return row, created, workspaces.get(repo, ref)
+
+    def _outside(self, ref: WorkspaceRef, name: str, body: object) -> dict[str, str | None]:
+        """A new job's inputs outside the workspace, read before the transaction: a fetch or a large copy must
+        not hold the store's write lock. A body `parse` refuses is left for the transaction to refuse."""
+        with self.store.reading() as repo:
+            workspaces.get(repo, ref)
+            if repo.job(ref.child_id("jobs", name)) is not None:
+                return {}
+        try:
+            _props, spec = command_job.parse(copy.deepcopy(body))  # parse normalises what it is given
+        except EmulatorError:
+            return {}
+        return ExternalData.of(self.settings).copies(ref, spec.inputs)
 
     def get(self, ref: WorkspaceRef, name: str) -> tuple[Job, Workspace]:
         """NotFound for the job before the workspace: a deleted workspace's jobs stay until they end."""

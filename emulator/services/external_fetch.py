@@ -1,0 +1,90 @@
+"""The one place the emulator reaches outside the machine: one public file fetched over HTTP(S) into a file.
+
+Bounded every way, since a submit waits for it: a connect and read timeout, a deadline for the whole transfer,
+a size cap (checked against Content-Length and while streaming), and at most MAX_REDIRECTS redirects, each
+to http or https only (never file:// or anything else). The file appears whole or not at all: it is written
+to a temporary name beside its place and renamed there.
+"""
+
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+MAX_REDIRECTS = 5
+CHUNK = 1 << 20
+
+
+class FetchFailed(Exception):
+    """Why the file could not be had; said to the user as is."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_seconds: float  # connect and each read; also the deadline of the whole transfer, times ten
+    max_bytes: int
+
+
+def _next(response: httpx.Response, url: str) -> str:
+    location = response.headers.get("location")
+    if not location:
+        raise FetchFailed(f"{url} redirects ({response.status_code}) without a Location")
+    target = urljoin(url, location)
+    if urlsplit(target).scheme.lower() not in ("http", "https"):
+        raise FetchFailed(f"{url} redirects to {target[:200]}, which is not http or https")
+    return target
+
+
+def _stream(response: httpx.Response, url: str, out, limits: Limits, deadline: float) -> None:
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limits.max_bytes:
+        raise FetchFailed(f"{url} is {int(declared)} bytes, more than the {limits.max_bytes} amlemu fetches "
+                          "(AMLEMU_EXTERNAL_MAX_BYTES)")
+    size = 0
+    for chunk in response.iter_bytes(CHUNK):
+        size += len(chunk)
+        if size > limits.max_bytes:
+            raise FetchFailed(f"{url} is more than the {limits.max_bytes} bytes amlemu fetches "
+                              "(AMLEMU_EXTERNAL_MAX_BYTES)")
+        if time.monotonic() > deadline:
+            raise FetchFailed(f"{url} took longer than {10 * limits.timeout_seconds:.0f} s to download "
+                              "(AMLEMU_EXTERNAL_TIMEOUT_SECONDS, times ten)")
+        out.write(chunk)
+
+
+def fetch(url: str, folder: int, name: str, limits: Limits) -> None:
+    """Download `url` into the file `name` of the open folder `folder` (replacing it whole)."""
+    deadline = time.monotonic() + 10 * limits.timeout_seconds
+    partial = f".partial-{uuid.uuid4().hex}"
+    timeout = httpx.Timeout(limits.timeout_seconds)
+    try:
+        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+            for _hop in range(MAX_REDIRECTS + 1):
+                with client.stream("GET", url) as response:
+                    if response.is_redirect:
+                        url = _next(response, url)
+                        continue
+                    if response.status_code != 200:
+                        raise FetchFailed(f"{url} answered {response.status_code} {response.reason_phrase}")
+                    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 0o644, dir_fd=folder)
+                    with os.fdopen(fd, "wb") as out:
+                        _stream(response, url, out, limits, deadline)
+                        out.flush()
+                        os.fsync(out.fileno())
+                    os.replace(partial, name, src_dir_fd=folder, dst_dir_fd=folder)
+                    return
+            raise FetchFailed(f"{url} redirects more than {MAX_REDIRECTS} times")
+    except httpx.HTTPError as exc:
+        raise FetchFailed(f"it could not be fetched ({type(exc).__name__}: {str(exc)[:200] or 'no answer'})") \
+            from exc
+    except OSError as exc:
+        raise FetchFailed(f"it could not be stored ({exc.strerror})") from exc
+    finally:
+        try:
+            os.unlink(partial, dir_fd=folder)
+        except FileNotFoundError:
+            pass
