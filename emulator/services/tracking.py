@@ -13,6 +13,7 @@ from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import tracking
 from emulator.domain.jobs.command_job import DEFAULT_EXPERIMENT
 from emulator.errors import BadRequest
+from emulator.services import tracking_models
 from emulator.services.facade.base import Service
 from emulator.store.tables import Job, TrackedRun, Workspace
 from emulator.tracking.mlflow_server import API, Answer, MlflowServer
@@ -44,6 +45,10 @@ class Tracking(Service):
         message = self._json(body)
         if path.startswith(PREVIEW):
             return self._preview(space, workspace, path, message)
+        if route := tracking.registry_route(path):
+            with self.in_workspace(ref) as (repo, _):
+                return tracking_models.serve(repo, ref, route, dict(params), message if isinstance(message, dict)
+                                             else None, self.clock(), self.settings.data_dir)
         names = tracking.run_ids(message) | {v for k, v in params if k in tracking.RUN_ID_KEYS}
         to_mlflow = self._runs_of(workspace, space, names)
         params = [(k, to_mlflow.get(v, v) if k in tracking.RUN_ID_KEYS else v) for k, v in params]

@@ -40,3 +40,9 @@ def test_a_job_logs_to_mlflow_and_the_users_machine_reads_the_same_run(ml_client
     assert '"classes"' in Path(local).read_text()
     # Azure keeps a run's artifacts with the job's: jobs.download's folder holds the MLflow model too
     assert (job_dir(job.name) / "model" / "MLmodel").is_file()
+    # the model the script registered through MLflow is the workspace's, its files the run's
+    model = ml_client.models.get("amlemu-iris", label="latest")
+    assert model.type == "mlflow_model" and model.job_name == job.name
+    ml_client.models.download("amlemu-iris", model.version, download_path=str(tmp_path / "downloaded"))
+    assert list((tmp_path / "downloaded").rglob("MLmodel"))
+    assert MlflowClient().get_model_version("amlemu-iris", model.version).run_id == job.name

@@ -12,6 +12,7 @@ MLflow server's answers are turned into Azure's. Pure.
 """
 
 import hashlib
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -92,3 +93,38 @@ def told(info: dict, artifacts: Callable[[str, str], str], job: dict | None) -> 
     if job is not None:
         info["status"] = run_status(job["status"])
         info.update({k: v for k, v in job.items() if k in ("start_time", "end_time") and v is not None})
+
+
+# MLflow's model registry, answered by the workspace's models (as Azure does): the routes amlemu serves.
+REGISTRY_ROUTES = ("registered-models/create", "registered-models/get", "model-versions/create", "model-versions/get")
+_ARTIFACT_SOURCE = re.compile(r"^azureml://[^/]+/mlflow/v[12]\.0/.+/runs/([^/]+)/artifacts/(.+)$")
+
+
+def registry_route(path: str) -> str | None:
+    """The registry route `path` (under /api/2.0/mlflow/) names, if it is one."""
+    for prefix in ("/api/2.0/mlflow/", "/api/2.0/preview/mlflow/"):
+        if path.startswith(prefix) and path[len(prefix):].startswith(("registered-models/", "model-versions/")):
+            return path[len(prefix):]
+    return None
+
+
+def model_source(source: str) -> str:
+    """A registered version's files as the workspace's models name them: `runs:/<run>/<path>` as given, or the run
+    artifact URI MLflow resolves it to, made `runs:/` again."""
+    if match := _ARTIFACT_SOURCE.match(source):
+        return f"runs:/{match[1]}/{match[2].strip('/')}"
+    return source
+
+
+def model_version(name: str, version: str, created_ms: int, source: str, run_id: str | None) -> dict:
+    return {"name": name, "version": version, "creation_timestamp": created_ms, "last_updated_timestamp": created_ms,
+            "current_stage": "None", "source": source, "run_id": run_id or "", "status": "READY"}
+
+
+def registered_model(name: str, created_ms: int, latest: dict | None) -> dict:
+    return {"name": name, "creation_timestamp": created_ms, "last_updated_timestamp": created_ms,
+            **({"latest_versions": [latest]} if latest else {})}
+
+
+def mlflow_error(code: str, message: str) -> dict:
+    return {"error_code": code, "message": message}

@@ -27,6 +27,7 @@ with mlflow.start_run():
     accuracy = float(model.score(X_test, y_test))
     mlflow.log_metric("accuracy", accuracy)
     mlflow.log_dict({"classes": [int(c) for c in model.classes_]}, "classes.json")
-    mlflow.sklearn.log_model(model, "model")
+    # registered as the workspace's model (an mlflow_model), as Azure ML does: ml_client.models.get("amlemu-iris")
+    mlflow.sklearn.log_model(model, "model", registered_model_name="amlemu-iris")
     print(f"logged to MLflow run {mlflow.active_run().info.run_id}: accuracy {accuracy:.3f}")
     print(json.dumps({"accuracy": accuracy}))
