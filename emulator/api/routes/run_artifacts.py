@@ -9,7 +9,8 @@ from emulator.api.deps import WS_PATH, Ctx, Ws
 from emulator.errors import NotFound, ValidationFailed
 
 
-def _by_experiment(by: str) -> None:
+def _by_experiment(by: str, experiment: str) -> None:
+    """The run alone says where its files are: the experiment, by name or id, is only checked for its form."""
     if by not in ("experiments", "experimentids"):
         raise NotFound(f"No RunHistory route '{by}': runs are under experiments/<name> or experimentids/<id>.")
 

@@ -1,6 +1,6 @@
 """Jobs reach the api (their MLflow tracking and artifact uploads) on the jobs network, under the name `api`: the
 controller joins the api's container to that network, as a compose file cannot join a network it does not own.
-On that network the api takes a job's run token for its own workspace's tracking only (services/tracking.py)."""
+On that network the api takes a job's run token for its own workspace's tracking only (services/facade/tracking.py)."""
 
 import logging
 from datetime import datetime, timedelta

@@ -12,9 +12,9 @@ from emulator.services.facade.locations import Locations
 from emulator.services.facade.online_endpoints import OnlineDeployments, OnlineEndpoints
 from emulator.services.facade.preemption import Preemption
 from emulator.services.facade.registries import Registries
+from emulator.services.facade.run_artifacts import RunArtifacts
+from emulator.services.facade.tracking import Tracking
 from emulator.services.facade.workspaces import Workspaces
-from emulator.services.run_artifacts import RunArtifacts
-from emulator.services.tracking import Tracking
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.tracking.mlflow_server import MlflowServer
