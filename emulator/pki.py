@@ -58,13 +58,18 @@ JOBS_BUNDLE = "ca/jobs-bundle.pem"  # relative to the data folder: mounted alone
 
 
 def write_jobs_bundle(data_dir: Path) -> Path:
-    """The CA beside certifi's public roots: a job trusts the api (its MLflow tracking) and the internet alike."""
+    """The CA beside certifi's public roots: a job trusts the api (its MLflow tracking) and the internet alike.
+    Rewritten only when its content changes: jobs staged before an api restart hold the file by its inode, which
+    their mount check compares (dispatch/job_container.mount_checks)."""
     import certifi
 
     cert_path, _ = ensure_ca(data_dir / "ca")
     bundle = data_dir / JOBS_BUNDLE
+    content = cert_path.read_text() + "\n" + Path(certifi.where()).read_text()
+    if bundle.is_file() and not bundle.is_symlink() and bundle.read_text() == content:
+        return bundle
     draft = bundle.with_name(f".{bundle.name}.{os.getpid()}")
-    draft.write_text(cert_path.read_text() + "\n" + Path(certifi.where()).read_text())
+    draft.write_text(content)
     draft.chmod(0o644)
     draft.replace(bundle)  # whole or not at all: a job may be reading it
     return bundle
