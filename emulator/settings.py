@@ -81,6 +81,8 @@ class Settings(BaseSettings):
     external_fetch: bool = True
     external_timeout_seconds: float = Field(30.0, gt=0)
     external_max_bytes: int = Field(2 << 30, gt=0)
+    # Fetch from loopback and private addresses too (a test server of yours); Azure reaches public ones only.
+    external_private_hosts: bool = False
 
     @field_validator("host_data_dir", mode="before")
     @classmethod

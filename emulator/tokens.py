@@ -103,6 +103,17 @@ def run_of(secret: bytes, authorization: str | None) -> dict | None:
         return None
 
 
+def workspace_caller(secret: bytes, authorization: str | None, workspace_key: str,
+                     audiences: tuple[str, ...]) -> dict | None:
+    """Who may use a workspace's tracking and run artifacts: a job of that workspace (its run token's claims), or
+    else a valid management token for `audiences` (None); anything else is Unauthorized."""
+    claims = run_of(secret, authorization)
+    if claims is not None and claims.get("ws") == workspace_key.lower():
+        return claims
+    verify(secret, authorization, audiences)
+    return None
+
+
 def endpoint_of(secret: bytes, value: str) -> str | None:
     """The endpoint key a scoring token was issued for, if it is one of ours and still valid."""
     try:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from emulator import tokens
+from emulator import pki, tokens
 from emulator.controller.effects import Actuator, Effects
 from emulator.controller.reconcilers.api_reach import ApiReach
 from emulator.controller.reconcilers.clusters import ClusterReconciler
@@ -53,9 +53,14 @@ class Controller:
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         self.celery = make_celery(redis_url or settings.redis_url)
         self.jobs = JobReconciler(settings, resolver.prepare, resolver.cached)
-        secret = tokens.load_secret(settings.data_dir / "token.key")
-        scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus), lambda job: tokens.issue_run_token(
-            secret, job.workspace_key, job.name, int(clock().timestamp())))
+        secret, bundle = tokens.load_secret(settings.data_dir / "token.key"), settings.data_dir / pki.JOBS_BUNDLE
+
+        def run_token(job) -> str:
+            """Tracking for a job once the api laid out the CA bundle it mounts (a stack without an api has none)."""
+            if not bundle.is_file():
+                return ""
+            return tokens.issue_run_token(secret, job.workspace_key, job.name, int(clock().timestamp()))
+        scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus), run_token)
         self.preemptions = Preemptions(settings, scheduler, entropy, lambda: str(uuid.UUID(int=entropy.getrandbits(128))))
         self.stager = Stager(runtime, broker, settings.data_dir, settings.host_dir)
         self.act = Actuator(runtime, broker, settings.stack, send=self._send, stage=self.stager.submit)

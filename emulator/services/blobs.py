@@ -222,8 +222,15 @@ class BlobStore:
         """Every blob of the container whose name starts with prefix, in name order."""
         base = self.require_container(account, container)
         root = base.resolve()
+        # Walk only the folder the prefix names (a run's listing must not read every job's files), reached without
+        # a link: a name holds no '.', '..' or empty segment, so a prefix that does names no blob.
+        folder = prefix.rpartition("/")[0]
+        start = base / folder
+        if folder and (any(s in ("", ".", "..") for s in folder.split("/")) or not start.is_dir()
+                       or start.resolve() != root / folder):
+            return []
         # a job's outputs may hold links: those leading out of the container are not blobs of it
-        names = sorted(str(p.relative_to(base).as_posix()) for p in base.rglob("*")
+        names = sorted(str(p.relative_to(base).as_posix()) for p in start.rglob("*")
                        if p.is_file() and (not p.is_symlink() or root in p.resolve().parents))
         return [self.props(account, container, n) for n in names if n.startswith(prefix)]
 

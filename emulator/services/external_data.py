@@ -33,7 +33,8 @@ class ExternalData:
     @classmethod
     def of(cls, settings: Settings) -> "ExternalData":
         return cls(settings.data_dir, settings.external_fetch,
-                   external_fetch.Limits(settings.external_timeout_seconds, settings.external_max_bytes))
+                   external_fetch.Limits(settings.external_timeout_seconds, settings.external_max_bytes,
+                                         settings.external_private_hosts))
 
     def copies(self, ref: WorkspaceRef, inputs: dict[str, dict]) -> dict[str, str | None]:
         """{input: its copy's datastore URI (None: Direct)} for the inputs outside the workspace."""

@@ -6,7 +6,9 @@ to http or https only (never file:// or anything else). The file appears whole o
 to a temporary name beside its place and renamed there.
 """
 
+import ipaddress
 import os
+import socket
 import time
 import uuid
 from dataclasses import dataclass
@@ -26,6 +28,24 @@ class FetchFailed(Exception):
 class Limits:
     timeout_seconds: float  # connect and each read; also the deadline of the whole transfer, times ten
     max_bytes: int
+    private_hosts: bool = False  # Azure fetches from its cloud: loopback and private networks are out of its reach
+
+
+def _public(url: str, limits: Limits) -> None:
+    """Refuse a host that is (or resolves to) a loopback, private, link-local or reserved address: the api must
+    not be made to read the machine's own services (a metadata endpoint, an admin port) for a job."""
+    if limits.private_hosts:
+        return
+    host = urlsplit(url).hostname or ""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError as exc:
+        raise FetchFailed(f"{host} could not be resolved ({exc.strerror or exc})") from exc
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%")[0])
+        if not ip.is_global:
+            raise FetchFailed(f"{host} is {ip}, a non-public address that Azure ML could not reach; set "
+                              "AMLEMU_EXTERNAL_PRIVATE_HOSTS=true to fetch from it")
 
 
 def _next(response: httpx.Response, url: str) -> str:
@@ -63,6 +83,7 @@ def fetch(url: str, folder: int, name: str, limits: Limits) -> None:
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False) as client:
             for _hop in range(MAX_REDIRECTS + 1):
+                _public(url, limits)  # each hop: a public URL may redirect to a private one
                 with client.stream("GET", url) as response:
                     if response.is_redirect:
                         url = _next(response, url)

@@ -62,10 +62,12 @@ def site():
 
 
 @pytest.fixture
-def settings(settings):
-    """Fetching on (only the site fixture's loopback server is ever named), a small size cap."""
+def settings(settings, request):
+    """Fetching on, from loopback too (only the site fixture's loopback server is ever named), a small size cap;
+    a test's parameter (indirect) may say otherwise."""
     return settings.model_copy(update={"external_fetch": True, "external_max_bytes": 1000,
-                                       "external_timeout_seconds": 5})
+                                       "external_timeout_seconds": 5, "external_private_hosts": True,
+                                       **getattr(request, "param", {})})
 
 
 def _job(uri: str, input_type: str = "uri_file", mode: str = "ReadOnlyMount") -> dict:
@@ -179,3 +181,19 @@ class socket_closed:  # noqa: N801 (used as a context manager)
 
     def __exit__(self, *exc):
         self.sock.close()
+
+
+@pytest.mark.parametrize("settings", [{"external_private_hosts": False}], indirect=True)  # Azure's reach
+def test_by_default_the_machines_own_addresses_are_not_fetched_as_azure_could_not_reach_them(client, auth, site):
+    """A job asking the api to read loopback (or a private, link-local, metadata address) is refused before any
+    request is sent."""
+    base, hits, _ = site
+    for url in (f"{base}/data/rows.csv", "http://169.254.169.254/metadata/instance", "http://10.0.0.1/x.csv",
+                "http://[::1]/x.csv"):
+        response = client.put(f"{JOBS}/bad-job", params=API, headers=auth, json=_job(url))
+        assert_arm_error(response, 400, target=TARGET)
+        assert job_names(client, auth, listViewType="All") == []
+    assert hits == []
+    message = client.put(f"{JOBS}/bad-job", params=API, headers=auth,
+                         json=_job(f"{base}/data/rows.csv")).json()["error"]["message"]
+    assert "AMLEMU_EXTERNAL_PRIVATE_HOSTS" in message

@@ -13,13 +13,22 @@ MLflow server's answers are turned into Azure's. Pure.
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 RUN_ID_KEYS = ("run_id", "run_uuid")
+# What the api passes on to the MLflow server: its tracking API (and Azure's preview routes), never MLflow's own
+# workspace, artifact or admin routes, which would reach past the caller's workspace.
+_FORWARDED = re.compile(r"^/api/2\.0/(?:preview/)?mlflow/[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)*$")
 # Azure ML job statuses as MLflow run statuses (RUNNING, SCHEDULED, FINISHED, FAILED, KILLED).
 _RUN_STATUS = {"Completed": "FINISHED", "Failed": "FAILED", "Canceled": "KILLED", "Running": "RUNNING",
                "Finalizing": "RUNNING", "CancelRequested": "RUNNING"}
+
+
+def forwarded(path: str) -> bool:
+    """Whether `path` (under the workspace's tracking URI) is one of MLflow's tracking routes: no other API
+    version, no dot segments, nothing outside /api/2.0/mlflow/."""
+    return _FORWARDED.fullmatch(path) is not None
 
 
 def mlflow_workspace(workspace_key: str) -> str:
@@ -41,22 +50,21 @@ def run_status(job_status: str) -> str:
     return _RUN_STATUS.get(job_status, "SCHEDULED")
 
 
+def _objects(message: Any) -> Iterator[dict]:
+    """Every JSON object in `message`, at any depth."""
+    if isinstance(message, dict):
+        yield message
+        for item in message.values():
+            yield from _objects(item)
+    elif isinstance(message, list):
+        for item in message:
+            yield from _objects(item)
+
+
 def run_ids(message: Any) -> set[str]:
     """Every run id a request or an answer names, at any depth."""
-    found: set[str] = set()
-
-    def visit(value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key in RUN_ID_KEYS and isinstance(item, str):
-                    found.add(item)
-                else:
-                    visit(item)
-        elif isinstance(value, list):
-            for item in value:
-                visit(item)
-    visit(message)
-    return found
+    return {value for obj in _objects(message) for key, value in obj.items()
+            if key in RUN_ID_KEYS and isinstance(value, str)}
 
 
 def renamed(message: Any, names: dict[str, str]) -> Any:
@@ -71,19 +79,7 @@ def renamed(message: Any, names: dict[str, str]) -> Any:
 
 def run_infos(message: Any) -> list[dict]:
     """The run info objects of an answer (a run's `info`, or each of a search's runs), to be told Azure's truth."""
-    found: list[dict] = []
-
-    def visit(value: Any) -> None:
-        if isinstance(value, dict):
-            if "run_id" in value and "experiment_id" in value and "lifecycle_stage" in value:
-                found.append(value)
-            for item in value.values():
-                visit(item)
-        elif isinstance(value, list):
-            for item in value:
-                visit(item)
-    visit(message)
-    return found
+    return [obj for obj in _objects(message) if {"run_id", "experiment_id", "lifecycle_stage"} <= obj.keys()]
 
 
 def told(info: dict, artifacts: Callable[[str, str], str], job: dict | None) -> None:

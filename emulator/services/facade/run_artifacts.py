@@ -19,15 +19,16 @@ ORIGIN = "ExperimentRun"
 class RunArtifacts(Service):
     def authorize(self, ref: WorkspaceRef, run: str, authorization: str | None, writing: bool) -> None:
         """A job's run token reads its workspace's runs and writes its own run's artifacts only."""
-        claims = tokens.run_of(self.secret, authorization)
-        if claims is None or claims.get("ws") != ref.key:
-            tokens.verify(self.secret, authorization, tokens.management_audiences(self.settings.own_urls))
-        elif writing and claims.get("run") != run:
+        claims = tokens.workspace_caller(self.secret, authorization, ref.key,
+                                         tokens.management_audiences(self.settings.own_urls))
+        if claims is not None and writing and claims.get("run") != run:
             raise Forbidden(f"A job's token writes its own run's artifacts only, not run '{run}'.",
                             code="AuthorizationFailed", target="runId")
 
     def upload_urls(self, ref: WorkspaceRef, run: str, paths: list[str], base_url: str) -> dict:
         self._workspace(ref)
+        where = artifacts.location(ref, run)  # the artifact store's container, there before any job made it
+        BlobStore(self.settings.data_dir).create_container(where.account, where.container)
         return self._batch(ref, run, [self._path(p) for p in paths], base_url, "cw")
 
     def content_info(self, ref: WorkspaceRef, run: str, path: str, base_url: str) -> dict:

@@ -12,8 +12,8 @@ from emulator import tokens
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import tracking
 from emulator.domain.jobs.command_job import DEFAULT_EXPERIMENT
-from emulator.errors import BadRequest
-from emulator.services import tracking_models
+from emulator.errors import BadRequest, NotFound
+from emulator.services import tracking_models, workspaces
 from emulator.services.facade.base import Service
 from emulator.store.tables import Job, TrackedRun, Workspace
 from emulator.tracking.mlflow_server import API, Answer, MlflowServer
@@ -32,15 +32,17 @@ class Tracking(Service):
 
     def authorize(self, ref: WorkspaceRef, authorization: str | None) -> None:
         """A job's run token opens its own workspace's tracking; anything else needs a management token."""
-        claims = tokens.run_of(self.secret, authorization)
-        if claims is None or claims.get("ws") != ref.key:
-            tokens.verify(self.secret, authorization, tokens.management_audiences(self.settings.own_urls))
+        tokens.workspace_caller(self.secret, authorization, ref.key, tokens.management_audiences(self.settings.own_urls))
 
     def call(self, ref: WorkspaceRef, method: str, path: str, params: list[tuple[str, str]], body: bytes,
              host: str) -> Answer:
         """`path`: what follows the workspace in the URL (`/api/2.0/mlflow/runs/get`); `host`: the host the caller
         reached (artifact URIs name it, so a job and the user's machine each get one they can reach)."""
-        workspace = self._workspace(ref)
+        if not tracking.forwarded(path):
+            raise NotFound(f"No MLflow tracking route {path[:200]!r}: the workspace's tracking URI serves "
+                           "/api/2.0/mlflow/... and Azure ML's preview routes.")
+        with self.store.reading() as repo:  # every metric logged comes here: no writer lock to read
+            workspace = workspaces.get(repo, ref)
         space = tracking.mlflow_workspace(workspace.key)
         message = self._json(body)
         if path.startswith(PREVIEW):
@@ -84,7 +86,7 @@ class Tracking(Service):
         found = {}
         for name in names:
             key = f"{workspace.key}/jobs/{name}".lower()
-            with self.store.transaction() as repo:
+            with self.store.reading() as repo:
                 job, run = repo.job(key), repo.tracked_run(key)
                 if job is None:
                     continue
@@ -116,7 +118,7 @@ class Tracking(Service):
         message = answer.json()
         ids = tracking.run_ids(message)
         names, jobs = {}, {}
-        with self.store.transaction() as repo:
+        with self.store.reading() as repo:
             for run in repo.tracked_runs_by_mlflow_id(workspace.key, ids) if ids else []:
                 job = repo.job(run.key)
                 if job is not None:

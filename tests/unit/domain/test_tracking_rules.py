@@ -53,3 +53,13 @@ def test_registry_routes_and_sources():
     uri = tracking.artifact_uri("api:8443", WS, "3", "job-a") + "/model"
     assert tracking.model_source(uri) == "runs:/job-a/model"
     assert tracking.model_source("runs:/job-a/model") == "runs:/job-a/model"
+
+
+def test_only_mlflows_tracking_routes_are_passed_on():
+    assert tracking.forwarded("/api/2.0/mlflow/runs/log-metric")
+    assert tracking.forwarded("/api/2.0/preview/mlflow/runs/log-batch-async")
+    for path in ("/api/3.0/mlflow/workspaces", "/api/3.0/mlflow/workspaces/aml-other",  # MLflow's workspace CRUD
+                 "/api/2.0/mlflow/../../3.0/mlflow/workspaces", "/api/2.0/mlflow/./runs/get",
+                 "/api/2.0/mlflow-artifacts/artifacts/x", "/api/2.0/mlflow/runs/get%2F..", "/api/2.0/mlflow/",
+                 "/api/2.0/mlflow//runs", "/graphql"):
+        assert not tracking.forwarded(path), path
