@@ -7,16 +7,21 @@ MLflow server's answers are turned into Azure's. Pure.
 - In Azure a job's name is its MLflow run id. The MLflow server makes ids of its own, so the api maps them: a run
   id in a request that names a job becomes that job's MLflow run, and the MLflow id in an answer becomes the job's
   name again. A run no job stands behind keeps MLflow's id.
+- Azure's experiment ids are GUIDs, and a job knows its own (MLFLOW_EXPERIMENT_ID) before MLflow has the
+  experiment: an experiment's id is a GUID made from its workspace and name, mapped to MLflow's the same way.
 - A run's artifacts are RunHistory's (the job's artifact folder, ExperimentRun/dcid.<run>): its artifact_uri is
   the azureml:// form the plugin's artifact repository reads.
 """
 
 import hashlib
 import re
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 RUN_ID_KEYS = ("run_id", "run_uuid")
+EXPERIMENT_ID_KEYS = ("experiment_id", "experiment_ids")  # one id, or a list of them (runs/search)
+_EXPERIMENTS = uuid.UUID("7f0c2d7e-8a51-4f6b-9a35-3c1e2b9d4a60")  # amlemu's namespace for experiment GUIDs
 # What the api passes on to the MLflow server: its tracking API (and Azure's preview routes), never MLflow's own
 # workspace, artifact or admin routes, which would reach past the caller's workspace.
 _FORWARDED = re.compile(r"^/api/2\.0/(?:preview/)?mlflow/[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)*$")
@@ -61,20 +66,54 @@ def _objects(message: Any) -> Iterator[dict]:
             yield from _objects(item)
 
 
+def experiment_guid(workspace_key: str, name: str) -> str:
+    """An experiment's id as Azure shows it: the same GUID for the same workspace and name, wherever asked."""
+    return str(uuid.uuid5(_EXPERIMENTS, f"{workspace_key.lower()}\n{name}"))
+
+
+def _ids(message: Any, keys: tuple[str, ...]) -> set[str]:
+    found = set()
+    for obj in _objects(message):
+        for key, value in obj.items():
+            if key in keys:
+                found |= {v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)}
+    return found
+
+
 def run_ids(message: Any) -> set[str]:
     """Every run id a request or an answer names, at any depth."""
-    return {value for obj in _objects(message) for key, value in obj.items()
-            if key in RUN_ID_KEYS and isinstance(value, str)}
+    return _ids(message, RUN_ID_KEYS)
 
 
-def renamed(message: Any, names: dict[str, str]) -> Any:
-    """`message` with each run id in `names` replaced, at any depth (the rest as it was)."""
+def experiment_ids(message: Any) -> set[str]:
+    """Every experiment id a request or an answer names, at any depth."""
+    return _ids(message, EXPERIMENT_ID_KEYS)
+
+
+def _one(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, list):
+        return [names.get(v, v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def renamed(message: Any, runs: dict[str, str], experiments: dict[str, str] | None = None) -> Any:
+    """`message` with each run id in `runs` and experiment id in `experiments` replaced, at any depth."""
+    experiments = experiments or {}
     if isinstance(message, dict):
-        return {key: names.get(item, item) if key in RUN_ID_KEYS and isinstance(item, str) else renamed(item, names)
-                for key, item in message.items()}
+        return {key: _one(item, runs) if key in RUN_ID_KEYS else _one(item, experiments)
+                if key in EXPERIMENT_ID_KEYS else renamed(item, runs, experiments) for key, item in message.items()}
     if isinstance(message, list):
-        return [renamed(item, names) for item in message]
+        return [renamed(item, runs, experiments) for item in message]
     return message
+
+
+def renamed_params(params: list[tuple[str, str]], runs: dict[str, str],
+                   experiments: dict[str, str]) -> list[tuple[str, str]]:
+    """A GET's query parameters, renamed as `renamed` renames a body."""
+    return [(k, runs.get(v, v) if k in RUN_ID_KEYS else experiments.get(v, v) if k in EXPERIMENT_ID_KEYS else v)
+            for k, v in params]
 
 
 def run_infos(message: Any) -> list[dict]:

@@ -18,6 +18,21 @@ def test_run_ids_are_found_and_renamed_at_any_depth_and_nothing_else_changes():
     assert tracking.renamed(message, {}) == message
 
 
+def test_experiment_ids_are_guids_of_workspace_and_name_renamed_with_the_runs():
+    guid = tracking.experiment_guid("/SUBSCRIPTIONS/S/x", "train")
+    assert guid == tracking.experiment_guid("/subscriptions/s/x", "train") != tracking.experiment_guid("/s/y", "train")
+    assert guid != tracking.experiment_guid("/subscriptions/s/x", "Train")  # MLflow's names keep their case
+    search = {"experiment_ids": [guid, "0"], "filter": "run_id = 'job-a'",
+              "runs": [{"info": {"run_id": "job-a", "experiment_id": guid}}]}
+    assert tracking.experiment_ids(search) == {guid, "0"}
+    assert tracking.renamed(search, {"job-a": "m1"}, {guid: "7"}) == {
+        "experiment_ids": ["7", "0"], "filter": "run_id = 'job-a'",
+        "runs": [{"info": {"run_id": "m1", "experiment_id": "7"}}]}
+    params = [("experiment_id", guid), ("run_id", "job-a"), ("max_results", "5")]
+    assert tracking.renamed_params(params, {"job-a": "m1"}, {guid: "7"}) == [
+        ("experiment_id", "7"), ("run_id", "m1"), ("max_results", "5")]
+
+
 def test_a_jobs_run_is_told_its_jobs_status_and_times_and_every_run_its_runhistory_artifacts():
     info = {"run_id": "job-a", "experiment_id": "3", "lifecycle_stage": "active", "status": "RUNNING",
             "start_time": 1, "artifact_uri": "/unused/3/x/artifacts"}
