@@ -61,6 +61,9 @@ def test_a_job_logs_to_mlflow_and_the_users_machine_reads_the_same_run(ml_client
     ml_client.models.download("amlemu-iris", model.version, download_path=str(tmp_path / "downloaded"))
     assert list((tmp_path / "downloaded").rglob("MLmodel"))
     assert MlflowClient().get_model_version("amlemu-iris", model.version).run_id == job.name
+    assert [m.name for m in MlflowClient().search_registered_models("name LIKE 'amlemu-%'")] == ["amlemu-iris"]
+    versions = MlflowClient().search_model_versions("name = 'amlemu-iris'")
+    assert versions[0].version == model.version and versions[0].run_id == job.name
 
 
 def test_autolog_jobs_that_never_log_and_metrics_after_a_restart(stack, ml_client, job_dir):

@@ -131,7 +131,13 @@ def told(info: dict, artifacts: Callable[[str, str], str], job: dict | None) -> 
 
 
 # MLflow's model registry, answered by the workspace's models (as Azure does): the routes amlemu serves.
-REGISTRY_ROUTES = ("registered-models/create", "registered-models/get", "model-versions/create", "model-versions/get")
+REGISTRY_ROUTES = ("registered-models/create", "registered-models/get", "registered-models/search",
+                   "registered-models/get-latest-versions", "model-versions/create", "model-versions/get",
+                   "model-versions/search")
+# A search filter as Azure takes it: clauses on name, a version's run_id or a tag (`tag.key`, `tags.\`a.b\``),
+# joined by AND. MLflow's own client adds tag.`mlflow.prompt.is_prompt` != 'true' to every model search.
+_CLAUSE = re.compile(r"^\s*(name|run_id|tags?\.(?:`[^`]+`|[\w.-]+))\s*(=|!=|LIKE|ILIKE)\s*"
+                     r"(?:'([^']*)'|\"([^\"]*)\")\s*$", re.IGNORECASE)
 _ARTIFACT_SOURCE = re.compile(r"^azureml://[^/]+/mlflow/v[12]\.0/.+/runs/([^/]+)/artifacts/(.+)$")
 
 
@@ -143,6 +149,33 @@ def registry_route(path: str) -> str | None:
     return None
 
 
+def search_filter(text: str) -> Callable[[dict], bool]:
+    """What a registry search's `filter` keeps, for an object with `name` (and `run_id`, `tags` as MLflow lists
+    them); a tag it lacks is ''. ValueError names what is not understood."""
+    tests = []
+    for clause in re.split(r"\s+AND\s+", text.strip(), flags=re.IGNORECASE) if text.strip() else []:
+        match = _CLAUSE.fullmatch(clause)
+        if match is None:
+            raise ValueError(f"unsupported filter {clause!r}: use name = '...', name LIKE '...%' or run_id = '...', "
+                             "joined by AND")
+        key, op, value = match[1], match[2].upper(), match[3] if match[3] is not None else match[4]
+        tests.append((key.split(".", 1)[1].strip("`") if "." in key else key.lower(), "." in key, op, value))
+    return lambda obj: all(_holds(_field(obj, key, is_tag), op, value) for key, is_tag, op, value in tests)
+
+
+def _field(obj: dict, key: str, is_tag: bool) -> str:
+    if is_tag:
+        return next((str(t.get("value")) for t in obj.get("tags") or [] if t.get("key") == key), "")
+    return str(obj.get(key) or "")
+
+
+def _holds(actual: str, op: str, value: str) -> bool:
+    if op in ("=", "!="):
+        return (actual == value) == (op == "=")
+    pattern = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in value)
+    return re.fullmatch(pattern, actual, re.IGNORECASE if op == "ILIKE" else 0) is not None
+
+
 def model_source(source: str) -> str:
     """A registered version's files as the workspace's models name them: `runs:/<run>/<path>` as given, or the run
     artifact URI MLflow resolves it to, made `runs:/` again."""
@@ -151,9 +184,14 @@ def model_source(source: str) -> str:
     return source
 
 
-def model_version(name: str, version: str, created_ms: int, source: str, run_id: str | None) -> dict:
+def _tags(tags: dict[str, str] | None) -> dict:
+    return {"tags": [{"key": k, "value": v} for k, v in tags.items()]} if tags else {}
+
+
+def model_version(name: str, version: str, created_ms: int, source: str, run_id: str | None,
+                  tags: dict[str, str] | None = None) -> dict:
     return {"name": name, "version": version, "creation_timestamp": created_ms, "last_updated_timestamp": created_ms,
-            "current_stage": "None", "source": source, "run_id": run_id or "", "status": "READY"}
+            "current_stage": "None", "source": source, "run_id": run_id or "", "status": "READY", **_tags(tags)}
 
 
 def registered_model(name: str, created_ms: int, latest: dict | None) -> dict:

@@ -3,6 +3,8 @@ artifact URIs in RunHistory, registry sources, MLflow workspace names."""
 
 import re
 
+import pytest
+
 from emulator.domain.jobs import tracking
 
 WS = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/w"
@@ -78,3 +80,21 @@ def test_only_mlflows_tracking_routes_are_passed_on():
                  "/api/2.0/mlflow-artifacts/artifacts/x", "/api/2.0/mlflow/runs/get%2F..", "/api/2.0/mlflow/",
                  "/api/2.0/mlflow//runs", "/graphql"):
         assert not tracking.forwarded(path), path
+
+
+def test_registry_search_filters_as_azure_takes_them():
+    models = [{"name": "iris", "run_id": "job-a"}, {"name": "Iris-big", "run_id": "job-b"},
+              {"name": "wine", "tags": [{"key": "mlflow.prompt.is_prompt", "value": "true"}, {"key": "t", "value": "1"}]}]
+
+    def kept(text: str) -> list[str]:
+        return [m["name"] for m in models if tracking.search_filter(text)(m)]
+    assert kept("") == ["iris", "Iris-big", "wine"]
+    assert kept("name = 'iris'") == ["iris"] and kept('name="wine"') == ["wine"]
+    assert kept("name LIKE 'iris%'") == ["iris"] and kept("name ILIKE 'iris%'") == ["iris", "Iris-big"]
+    assert kept("name != 'iris' AND run_id = 'job-b'") == ["Iris-big"]
+    assert kept("name LIKE 'w_ne'") == ["wine"] and kept("name LIKE 'a.*'") == []
+    assert kept("tag.`mlflow.prompt.is_prompt` != 'true'") == ["iris", "Iris-big"]  # what MLflow's client adds
+    assert kept("tags.t = '1' AND name LIKE '%'") == ["wine"]
+    for bad in ("tags.x > 'y'", "name = iris", "name > 'a'", "params.x = '1'"):
+        with pytest.raises(ValueError, match="unsupported filter"):
+            tracking.search_filter(bad)
