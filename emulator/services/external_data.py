@@ -10,7 +10,7 @@ import os
 import shutil
 import stat
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from emulator import confined
@@ -22,6 +22,7 @@ from emulator.services import external_fetch
 from emulator.settings import Settings
 
 _CHUNK = 1 << 20
+MAX_FILES = 10_000  # in a folder fetched from blob storage
 
 
 @dataclass(frozen=True)
@@ -79,18 +80,58 @@ class ExternalData:
                                    f"at {mirrored}, and a {input_type} input needs a {wanted} (amlemu follows no "
                                    f"links). Replace it with `{external.mirror_command(uri.written)}`.", target=target)
         cached = f"{external.CACHE_DIR}/{uri.key}"
-        if not is_file:
-            raise external.unavailable(uri, input_type, target, "a folder is not fetched")
-        if self._kind(cached) == "file":
+        if not is_file and not uri.in_blob_storage:
+            raise external.unavailable(uri, input_type, target, "a web server lists no folder")
+        if self._kind(cached) == wanted:
             return cached
         if not self.fetching:
             raise external.unavailable(uri, input_type, target, "fetching is off (AMLEMU_EXTERNAL_FETCH=false)")
         try:
-            with confined.directory(self.data_dir, PurePosixPath(cached).parent, create=True) as folder:
-                external_fetch.fetch(uri.url, folder, uri.name, self.limits)
+            if is_file:
+                with confined.directory(self.data_dir, PurePosixPath(cached).parent, create=True) as folder:
+                    external_fetch.fetch(uri.url, folder, uri.name, self.limits)
+            else:
+                self._fetch_folder(uri, PurePosixPath(cached), target)
         except external_fetch.FetchFailed as exc:
             raise external.unavailable(uri, input_type, target, str(exc)) from exc
         return cached
+
+    def _listed(self, uri: external.ExternalUri) -> list[tuple[str, int]]:
+        blobs, marker = [], ""
+        while len(blobs) <= MAX_FILES:
+            try:
+                page, marker = external.listed_blobs(external_fetch.read(external.listing_url(uri, marker),
+                                                                         self.limits))
+            except ValueError as exc:
+                raise external_fetch.FetchFailed(str(exc)) from exc
+            blobs += page
+            if not marker:
+                break
+        return blobs
+
+    def _fetch_folder(self, uri: external.ExternalUri, cached: PurePosixPath, target: str) -> None:
+        """The folder's blobs, listed and fetched into a staging folder beside its place in the cache, which then
+        takes that place whole. Its total size and file count are bounded as one file's size is."""
+        blobs = self._listed(uri)
+        files, total = external.folder_files(uri, blobs, target), sum(size for _name, size in blobs)
+        if not files or len(files) > MAX_FILES or total > self.limits.max_bytes:
+            raise external_fetch.FetchFailed(
+                f"the folder holds {len(files)} files of {total} bytes in all; amlemu fetches folders of 1 to "
+                f"{MAX_FILES} files, {self.limits.max_bytes} bytes at most (AMLEMU_EXTERNAL_MAX_BYTES)")
+        staging, left = cached.parent / f".partial-{uuid.uuid4().hex}", self.limits.max_bytes
+        try:
+            for rel, url in files.items():  # the listing's sizes are the server's word: each file counts as read
+                with confined.directory(self.data_dir, staging.joinpath(*rel[:-1]), create=True) as folder:
+                    external_fetch.fetch(url, folder, rel[-1], replace(self.limits, max_bytes=left))
+                    left -= os.stat(rel[-1], dir_fd=folder, follow_symlinks=False).st_size
+            with confined.directory(self.data_dir, cached.parent) as parent:
+                try:
+                    os.rename(staging.name, cached.name, src_dir_fd=parent, dst_dir_fd=parent)
+                except OSError:
+                    pass  # the same folder, put there meanwhile by another submit
+        finally:
+            shutil.rmtree(self.data_dir / staging, ignore_errors=True)
+
 
     def _snapshot(self, ref: WorkspaceRef, source: str, name: str | None, is_file: bool, target: str) -> str:
         """Copy `source` into the default datastore's snapshot folder under its digest; its datastore URI."""

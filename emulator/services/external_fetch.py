@@ -1,4 +1,5 @@
-"""The one place the emulator reaches outside the machine: one public file fetched over HTTP(S) into a file.
+"""The one place the emulator reaches outside the machine: one public file fetched over HTTP(S) into a file, or
+read into memory (a blob storage listing).
 
 Bounded every way, since a submit waits for it: a connect and read timeout, a deadline for the whole transfer,
 a size cap (checked against Content-Length and while streaming), and at most MAX_REDIRECTS redirects, each
@@ -6,11 +7,14 @@ to http or https only (never file:// or anything else). The file appears whole o
 to a temporary name beside its place and renamed there.
 """
 
+import io
 import ipaddress
 import os
 import socket
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -75,13 +79,11 @@ def _stream(response: httpx.Response, url: str, out, limits: Limits, deadline: f
         out.write(chunk)
 
 
-def fetch(url: str, folder: int, name: str, limits: Limits) -> None:
-    """Download `url` into the file `name` of the open folder `folder` (replacing it whole)."""
-    deadline = time.monotonic() + 10 * limits.timeout_seconds
-    partial = f".partial-{uuid.uuid4().hex}"
-    timeout = httpx.Timeout(limits.timeout_seconds)
+@contextmanager
+def _answer(url: str, limits: Limits) -> Iterator[tuple[str, httpx.Response]]:
+    """(the URL that answered, its 200 response, unread) after the redirects, each hop checked."""
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+        with httpx.Client(timeout=httpx.Timeout(limits.timeout_seconds), follow_redirects=False) as client:
             for _hop in range(MAX_REDIRECTS + 1):
                 _public(url, limits)  # each hop: a public URL may redirect to a private one
                 with client.stream("GET", url) as response:
@@ -90,18 +92,36 @@ def fetch(url: str, folder: int, name: str, limits: Limits) -> None:
                         continue
                     if response.status_code != 200:
                         raise FetchFailed(f"{url} answered {response.status_code} {response.reason_phrase}")
-                    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                 0o644, dir_fd=folder)
-                    with os.fdopen(fd, "wb") as out:
-                        _stream(response, url, out, limits, deadline)
-                        out.flush()
-                        os.fsync(out.fileno())
-                    os.replace(partial, name, src_dir_fd=folder, dst_dir_fd=folder)
+                    yield url, response
                     return
             raise FetchFailed(f"{url} redirects more than {MAX_REDIRECTS} times")
     except httpx.HTTPError as exc:
         raise FetchFailed(f"it could not be fetched ({type(exc).__name__}: {str(exc)[:200] or 'no answer'})") \
             from exc
+
+
+def read(url: str, limits: Limits) -> bytes:
+    """The body at `url`, held in memory (a listing: `limits` bounds it as any fetch)."""
+    deadline = time.monotonic() + 10 * limits.timeout_seconds
+    body = io.BytesIO()
+    with _answer(url, limits) as (final, response):
+        _stream(response, final, body, limits, deadline)
+    return body.getvalue()
+
+
+def fetch(url: str, folder: int, name: str, limits: Limits) -> None:
+    """Download `url` into the file `name` of the open folder `folder` (replacing it whole)."""
+    deadline = time.monotonic() + 10 * limits.timeout_seconds
+    partial = f".partial-{uuid.uuid4().hex}"
+    try:
+        with _answer(url, limits) as (final, response):
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         0o644, dir_fd=folder)
+            with os.fdopen(fd, "wb") as out:
+                _stream(response, final, out, limits, deadline)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(partial, name, src_dir_fd=folder, dst_dir_fd=folder)
     except OSError as exc:
         raise FetchFailed(f"it could not be stored ({exc.strerror})") from exc
     finally:

@@ -62,6 +62,28 @@ def site():
 
 
 @pytest.fixture
+def tls_site(site, tmp_path, monkeypatch):
+    """The same site over https, under a CA of the test's own, which the fetch trusts as it would a public one
+    (SSL_CERT_FILE, as a machine behind a TLS-inspecting proxy sets it)."""
+    import ssl
+
+    from emulator import pki
+    base, hits, released = site
+    handler = type("TlsSite", (_Site,), {"hits": hits, "released": released})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    cert, key = pki.issue_server_cert(tmp_path / "ca", ["127.0.0.1"])
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca" / "ca.crt"))
+    yield f"https://127.0.0.1:{server.server_address[1]}", hits
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
 def settings(settings, request):
     """Fetching on, from loopback too (only the site fixture's loopback server is ever named), a small size cap;
     a test's parameter (indirect) may say otherwise."""
@@ -130,6 +152,17 @@ def test_a_file_is_fetched_once_then_read_from_the_cache(app, client, auth, sett
     put_job(client, auth, "job-2", _job(f"{base}/moved.csv"))
     assert len(hits) == 2  # cached: no second fetch
     assert not list((settings.data_dir / "external-cache" / host).glob(".partial-*"))
+
+
+def test_an_https_file_is_fetched_and_its_certificate_checked(app, client, auth, settings, tls_site, monkeypatch):
+    base, hits = tls_site
+    put_job(client, auth, "job-1", _job(f"{base}/moved.csv"))
+    assert hits == ["/moved.csv", "/data/rows.csv"]
+    assert _snapshot(settings, _stored(app, "job-1")[command_job.RESOLVED_INPUTS]["rows"]).read_bytes() == ROWS
+    monkeypatch.delenv("SSL_CERT_FILE")  # a certificate no trusted CA signed: refused, nothing created
+    response = client.put(f"{JOBS}/job-2", params=API, headers=auth, json=_job(f"{base}/data/other.csv"))
+    assert "CERTIFICATE_VERIFY_FAILED" in assert_arm_error(response, 400, target="properties.inputs.rows.uri")["message"]
+    assert job_names(client, auth) == ["job-1"]
 
 
 def test_a_fetch_holds_no_lock_on_the_store(client, auth, site):

@@ -9,8 +9,9 @@ leaves those folders ('..', '/', '\\', NUL and absolute paths are refused; the q
 """
 
 import re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from emulator.errors import ValidationFailed
 
@@ -123,6 +124,44 @@ def parse(uri: str, target: str) -> ExternalUri:
                        in_blob_storage=bool(_STORAGE_HOST.fullmatch(host)))
 
 
+def listing_url(uri: ExternalUri, marker: str = "") -> str:
+    """Blob storage's List Blobs call for the folder `uri` names (its SAS kept), from `marker` on."""
+    if not uri.in_blob_storage:
+        raise ValueError("only blob storage lists a folder")
+    parts = urlsplit(uri.url)
+    prefix = "/".join(uri.segments[1:])
+    asked = {"restype": "container", "comp": "list", **({"prefix": prefix + "/"} if prefix else {}),
+             **({"marker": marker} if marker else {})}
+    container = quote(uri.segments[0])
+    return f"{parts.scheme}://{parts.netloc}/{container}?" + "&".join(q for q in (parts.query, urlencode(asked)) if q)
+
+
+def listed_blobs(xml: bytes) -> tuple[list[tuple[str, int]], str]:
+    """([(blob name, size)], the next page's marker or '') of a List Blobs answer."""
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ValueError(f"the storage account's blob list is not XML ({exc})") from None
+    blobs = [(blob.findtext("Name") or "", int(blob.findtext("Properties/Content-Length") or 0))
+             for blob in root.iterfind("Blobs/Blob")]
+    return blobs, root.findtext("NextMarker") or ""
+
+
+def folder_files(uri: ExternalUri, blobs: list[tuple[str, int]], target: str) -> dict[tuple[str, ...], str]:
+    """{path inside the folder: the file's fetch URL} for the folder's blobs; a blob that only marks a folder
+    (a Data Lake directory, or a name ending in '/') is none. Each path is checked as the URL's own segments are."""
+    prefix, parts = "/".join(uri.segments[1:]), urlsplit(uri.url)
+    inside = {}
+    for name, _size in blobs:
+        if name.endswith("/") or (prefix and not name.startswith(prefix + "/")):
+            continue
+        rel = _segments(quote(name[len(prefix):].lstrip("/"), safe="/"), uri.written, target)
+        if rel:
+            inside[rel] = _url(parts.scheme, parts.netloc, (*uri.segments, *rel), parts.query)
+    folders = {rel[:i] for rel in inside for i in range(1, len(rel))}
+    return {rel: url for rel, url in inside.items() if rel not in folders}
+
+
 def check_kind(uri: ExternalUri, input_type: str, target: str) -> None:
     """A file input must name a file; a folder of a plain web server cannot be listed, only mirrored."""
     if input_type in FILE_TYPES and (not uri.segments or uri.written.split("?")[0].endswith("/")
@@ -136,9 +175,9 @@ def mirror_command(uri: str) -> str:
 
 def unavailable(uri: ExternalUri, input_type: str, target: str, why: str) -> ValidationFailed:
     """The refusal when neither the mirror nor a fetch gives the input's data."""
-    folder = input_type not in FILE_TYPES
-    hint = (" amlemu fetches single files: a folder (a web server lists none) can only come from the mirror."
-            if folder else "")
+    folder = input_type not in FILE_TYPES and not uri.in_blob_storage
+    hint = (" A web server lists no folder: amlemu fetches folders from blob storage only, others come from the "
+            "mirror." if folder else "")
     return ValidationFailed(
         f"{target}: {uri.written[:300]} is not in the mirror and {why}.{hint} Put a copy there with "
         f"`{mirror_command(uri.written)}` (or into <data folder>/{MIRROR_DIR}/{uri.key[:300]}), then submit again.",

@@ -79,7 +79,9 @@ def test_the_refusal_names_the_url_the_mirror_command_and_where_the_mirror_keeps
     assert "wasbs://c1c@acct.blob.core.windows.net/d/x.csv is not in the mirror and fetching is off." in error.message
     assert "`amlemu data mirror 'wasbs://c1c@acct.blob.core.windows.net/d/x.csv' <file or folder>`" in error.message
     assert "mirror/acct.blob.core.windows.net/c1c/d/x.csv" in error.message
-    assert "only come from the mirror" in external.unavailable(uri, "uri_folder", T, "no").message
+    assert "come from the mirror" not in external.unavailable(uri, "uri_folder", T, "no").message  # listed, fetched
+    site = external.parse("https://example.com/sets/", T)
+    assert "others come from the mirror" in external.unavailable(site, "uri_folder", T, "no").message
 
 
 def test_snapshots_are_named_by_a_digest_only():
@@ -88,3 +90,31 @@ def test_snapshots_are_named_by_a_digest_only():
     assert external.snapshot_path(digest, None) == f".amlemu-external/{digest}"
     with pytest.raises(ValueError):
         external.snapshot_path("../../etc", "x")
+
+
+def test_a_blob_storage_folder_is_listed_with_its_sas_and_prefix():
+    uri = external.parse("wasbs://public@acct.blob.core.windows.net/sets/iris/?sv=1&sig=a%2Bb", "t")
+    assert external.listing_url(uri) == ("https://acct.blob.core.windows.net/public?sv=1&sig=a%2Bb&restype=container"
+                                         "&comp=list&prefix=sets%2Firis%2F")
+    whole = external.parse("abfss://public@acct.dfs.core.windows.net/", "t")
+    assert external.listing_url(whole, "m 2") == ("https://acct.blob.core.windows.net/public?restype=container"
+                                                  "&comp=list&marker=m+2")
+    with pytest.raises(ValueError):
+        external.listing_url(external.parse("https://example.com/sets/iris", "t"))
+
+
+def test_listed_blobs_become_the_folders_files_and_markers_none():
+    xml = (b"<EnumerationResults><Blobs><Blob><Name>sets/iris/a.csv</Name><Properties><Content-Length>4"
+           b"</Content-Length></Properties></Blob><Blob><Name>sets/iris/part</Name></Blob><Blob><Name>sets/iris/"
+           b"part/b c.csv</Name></Blob><Blob><Name>sets/irises/x</Name></Blob></Blobs><NextMarker>n</NextMarker>"
+           b"</EnumerationResults>")
+    blobs, marker = external.listed_blobs(xml)
+    assert marker == "n" and blobs[0] == ("sets/iris/a.csv", 4) and blobs[1] == ("sets/iris/part", 0)
+    uri = external.parse("https://acct.blob.core.windows.net/public/sets/iris?sig=s", "t")
+    assert external.folder_files(uri, blobs, "t") == {
+        ("a.csv",): "https://acct.blob.core.windows.net/public/sets/iris/a.csv?sig=s",
+        ("part", "b c.csv"): "https://acct.blob.core.windows.net/public/sets/iris/part/b%20c.csv?sig=s"}
+    with pytest.raises(ValidationFailed, match="'..'"):
+        external.folder_files(uri, [("sets/iris/../../etc/passwd", 1)], "t")
+    with pytest.raises(ValueError, match="not XML"):
+        external.listed_blobs(b"<html>")
