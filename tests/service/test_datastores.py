@@ -121,7 +121,7 @@ def test_bad_secret_requests_and_datastore_changes_are_refused(client, auth):
                       json={"expirableSecret": True, "expireAfterHours": -1})
     assert_arm_error(bad, 400, "ValidationError", "expireAfterHours")
     put = client.put(f"{DATASTORES}/mystore", params=API, headers=auth, json={"properties": {}})
-    assert "cannot attach" in assert_arm_error(put, 400, "OperationNotSupported", "name")["message"]
+    assert "does not support attaching" in assert_arm_error(put, 400, "OperationNotSupported", "name")["message"]
     deleted = client.delete(f"{DATASTORES}/workspaceblobstore", params=API, headers=auth)
     assert_arm_error(deleted, 400, "OperationNotSupported")
 
