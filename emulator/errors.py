@@ -22,6 +22,11 @@ class ValidationFailed(BadRequest):
     code = "ValidationError"
 
 
+class NotSupported(BadRequest):
+    """An operation of Azure's that amlemu does not offer (yet)."""
+    code = "OperationNotSupported"
+
+
 class PathEscape(BadRequest):
     """A path under the data directory would lead elsewhere: a link (which is never followed), '..'."""
     code = "PathEscape"

@@ -8,7 +8,8 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from emulator.api import storage_xml
-from emulator.errors import EmulatorError
+from emulator.domain import unserved
+from emulator.errors import EmulatorError, NotFound, NotSupported
 
 log = logging.getLogger("amlemu.api")
 BLOB_PREFIX = "/blob/"
@@ -58,14 +59,28 @@ async def _validation_error(request: Request, exc: RequestValidationError) -> Re
                      first["target"], details)
 
 
+def _unserved(request: Request) -> Response | None:
+    """An Azure ML operation no route serves: amlemu does not support it yet, said in plain words (a GET of one
+    named resource stays Azure's 404 for a resource that does not exist)."""
+    found = unserved.describe(request.method, request.url.path)
+    if found is None:
+        return None
+    if found.missing_resource:
+        return arm_error(404, NotFound.code, found.message)
+    return arm_error(NotSupported.status, NotSupported.code, found.message)
+
+
 async def _http_error(request: Request, exc: HTTPException) -> Response:
     if _is_storage(request):
         code = {404: "ResourceNotFound", 405: "UnsupportedHttpVerb"}.get(exc.status_code, "InvalidInput")
         return storage_xml.error(exc.status_code, code, f"'{request.method} {request.url.path}' is not served.",
                                  _is_head(request))
+    if exc.status_code in (404, 405) and (answer := _unserved(request)) is not None:
+        return answer
     if exc.status_code == 404:
         return arm_error(404, "NoRegisteredProviderFound",
-                         f"No route for '{request.method} {request.url.path}' in the amlemu control plane.")
+                         f"amlemu serves no '{request.method} {request.url.path}': it is not an Azure Machine "
+                         "Learning address.")
     if exc.status_code == 405:
         return arm_error(405, "MethodNotAllowed", f"'{request.method}' is not allowed on '{request.url.path}'.")
     return arm_error(exc.status_code, "BadRequest", str(exc.detail))

@@ -146,10 +146,12 @@ def start_pending_upload(settings: Settings, secret: bytes, ref: WorkspaceRef, w
     upload_id = payload.string(body.get("pendingUploadId"), "pendingUploadId") or str(uuid.uuid4())
     account, container_name = blob_access.workspace_account(ref), str(uuid.uuid4())
     BlobStore(settings.data_dir).create_container(account, container_name)
-    blob_uri = f"{settings.public_url}/blob/{account}/{container_name}"
+    # The SDK uploads through sasUri (path-style: reachable without resolving <account>.blob names) and names the
+    # code version after blobUri, which its code download parses.
     sas = blob_access.mint(secret, account, container_name, now)
     return {"blobReferenceForConsumption": {
-                "blobUri": blob_uri,
+                "blobUri": blob_access.azure_container_url(account, container_name),
                 "storageAccountArmId": blob_access.account_id(ref.subscription, ref.resource_group, account),
-                "credential": {"credentialType": "SAS", "sasUri": f"{blob_uri}?{sas}"}},
+                "credential": {"credentialType": "SAS",
+                               "sasUri": f"{settings.public_url}/blob/{account}/{container_name}?{sas}"}},
             "pendingUploadId": upload_id, "pendingUploadType": upload_type}

@@ -14,6 +14,7 @@ from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.storage.blob import ContainerClient
 
 from emulator.cli.stack import python_path
+from emulator.domain.storage import blob_access
 
 pytestmark = pytest.mark.e2e
 
@@ -32,10 +33,11 @@ def _source_tree(tmp_path: Path) -> Path:
 
 
 def _blob_folder(stack, code_uri: str) -> Path:
-    # codeUri is https://host:port/blob/<account>/<container>/<folder name>
-    _, blob, account, container, *rest = urlsplit(code_uri).path.split("/")
-    assert blob == "blob" and rest, code_uri
-    return Path(stack.home) / "blobs" / account / container / "/".join(rest)
+    # codeUri is Azure's https://<account>.blob.core.windows.net/<container>/<folder name>, which the SDK's code
+    # download parses: it names where the files are, and nothing fetches it
+    account, container, folder = blob_access.blob_location(code_uri)
+    assert urlsplit(code_uri).hostname == f"{account}.blob.core.windows.net" and folder, code_uri
+    return Path(stack.home) / "blobs" / account / container / folder
 
 
 def _blob_count(stack) -> int:
@@ -58,7 +60,8 @@ def test_code_upload_lands_byte_identical_and_is_deduplicated(ml_client, stack, 
 
 def test_a_sas_from_another_upload_is_refused(ml_client, stack, tmp_path):
     code = ml_client._code.create_or_update(Code(path=str(_source_tree(tmp_path))))
-    container_url = code.path.rsplit("/", 1)[0]
+    account, container, _ = blob_access.blob_location(code.path)
+    container_url = f"{stack.url}/blob/{account}/{container}"
     response = ml_client._code._service_client.code_versions.create_or_get_start_pending_upload(
         resource_group_name=stack.resource_group, workspace_name=stack.workspace, name="probe", version="1",
         body={"pendingUploadType": "TemporaryBlobReference"})

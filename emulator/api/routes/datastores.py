@@ -1,4 +1,4 @@
-"""ARM datastores: a workspace's default blob datastores, and the container SAS listSecrets hands out.
+"""ARM datastores: a workspace's default blob datastores, and the account SAS listSecrets hands out.
 
 The SDK reads a datastore, asks listSecrets for a credential and builds the blob URL itself
 (https://<account>.blob.<storage suffix>/<container>), which app.py routes to the blob API.
@@ -11,7 +11,7 @@ from fastapi import APIRouter, Body, Depends, Query
 from emulator.api.arm import datastores as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain.storage import datastores
-from emulator.errors import BadRequest
+from emulator.errors import NotSupported
 
 router = APIRouter(dependencies=[Depends(authorized)])
 DATASTORES = f"{WS_PATH}/datastores"
@@ -38,6 +38,6 @@ def list_secrets(ctx: Ctx, ws: Ws, name: str, body: Annotated[dict[str, Any] | N
 @router.put(DATASTORE, operation_id="put_datastore")
 @router.delete(DATASTORE, operation_id="delete_datastore")
 def change_datastore(ws: Ws, name: str) -> None:
-    raise BadRequest(f"amlemu serves the default datastores of workspace '{ws.name}' ({datastores.BLOB_STORE}, "
-                     f"{datastores.ARTIFACT_STORE}) and cannot attach, change or delete datastore '{name}'.",
-                     target="name", code="OperationNotSupported")
+    raise NotSupported(f"amlemu serves the default datastores of workspace '{ws.name}' ({datastores.BLOB_STORE}, "
+                       f"{datastores.ARTIFACT_STORE}) and does not support attaching, changing or deleting datastore "
+                       f"'{name}' yet.", target="name")

@@ -1,7 +1,8 @@
 """Blob store rules: account, container and blob names, and the shared access signatures the emulator mints.
 
-A SAS here is Azure's query-string shape (sv, sr, sp, se, sig) so azure-storage-blob carries it over
-unchanged, but `sig` is an HMAC of (account, container, permissions, expiry) under the emulator's secret.
+A SAS here is Azure's query-string shape (sv, sr, sp, se, sig; an account SAS has ss and srt instead of sr) so
+azure-storage-blob carries it over unchanged, but `sig` is an HMAC of (account, container, permissions, expiry) under
+the emulator's secret.
 """
 
 import base64
@@ -23,6 +24,7 @@ _ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
 _CONTAINER = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
 MAX_BLOB_NAME = 1024
+AZURE_STORAGE_SUFFIX = "core.windows.net"
 
 
 def account_name(value: str) -> str:
@@ -52,7 +54,8 @@ def blob_name(value: str) -> str:
 
 
 def _signature(secret: bytes, account: str, container: str, permissions: str, expiry: str, blob: str = "") -> str:
-    """A blob SAS (sr=b) signs its blob's name too: it opens that one blob only."""
+    """A blob SAS (sr=b) signs its blob's name too: it opens that one blob only. An account SAS signs no container
+    (no container SAS has an empty one): it opens every container of its account."""
     message = "\n".join(("amlemu-sas", account, container, permissions, expiry, *([blob] if blob else []))).encode()
     return base64.b64encode(hmac.new(secret, message, hashlib.sha256).digest()).decode()
 
@@ -69,6 +72,15 @@ def mint(secret: bytes, account: str, container: str, now: datetime,
                       "sig": _signature(secret, account, container, permissions, expiry, blob)})
 
 
+def mint_account(secret: bytes, account: str, now: datetime, permissions: str = ALL_PERMISSIONS,
+                 lifetime: timedelta = SAS_LIFETIME) -> str:
+    """The query string of an account SAS for blobs: what a datastore's listSecrets hands out, as Azure's account
+    key opens every container. The SDK reads a code version's files (a container of their own) with it."""
+    expiry = format_expiry(now + lifetime)
+    return urlencode({"sv": SAS_VERSION, "ss": "b", "srt": "sco", "sp": permissions, "se": expiry,
+                      "sig": _signature(secret, account, "", permissions, expiry)})
+
+
 def _parse_expiry(value: str) -> datetime:
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -80,7 +92,7 @@ def _parse_expiry(value: str) -> datetime:
 def verify(secret: bytes, account: str, container: str, query: Mapping[str, str], now: datetime,
            needed: str, blob: str = "") -> None:
     """Raise Forbidden unless the query carries a valid, unexpired SAS for this container (or, sr=b, for the
-    blob `blob` the request names) with `needed`."""
+    blob `blob` the request names; or, srt without sr, for the whole account) with `needed`."""
     sig, expiry, permissions = query.get("sig"), query.get("se"), query.get("sp", "")
     if not sig or not expiry:
         raise Forbidden("Server failed to authenticate the request: a shared access signature (sig, se) is "
@@ -88,7 +100,9 @@ def verify(secret: bytes, account: str, container: str, query: Mapping[str, str]
     if query.get("sr") == "b" and not blob:
         raise Forbidden("Server failed to authenticate the request: a blob's signature (sr=b) opens that blob "
                         "only.", code="AuthenticationFailed", target="sr")
-    expected = _signature(secret, account, container, permissions, expiry, blob if query.get("sr") == "b" else "")
+    account_wide = "sr" not in query and "srt" in query
+    expected = _signature(secret, account, "" if account_wide else container, permissions, expiry,
+                          blob if query.get("sr") == "b" else "")
     if not hmac.compare_digest(expected.encode(), sig.encode()):
         raise Forbidden("Server failed to authenticate the request: the signature does not match this account "
                         "and container.", code="AuthenticationFailed", target="sig")
@@ -126,9 +140,18 @@ def account_id(subscription: str, resource_group: str, account: str) -> str:
             f"/providers/Microsoft.Storage/storageAccounts/{account}")
 
 
+def azure_container_url(account: str, container: str) -> str:
+    """A container's URL in Azure's public-cloud form: what startPendingUpload hands out as a code version's blobUri.
+    The SDK's code download parses only this form (its pattern names core.windows.net, whatever the cloud) and
+    takes just the container and blob from it, reading them through the workspaceblobstore datastore's account
+    URL on the emulator's own storage suffix; blob_location reads it as the account's, so nothing fetches it."""
+    return f"https://{account}.blob.{AZURE_STORAGE_SUFFIX}/{container}"
+
+
 def blob_location(uri: str) -> tuple[str, str, str] | None:
     """(account, container, blob path) of a blob URL the emulator handed out, path-style
-    (`https://host/blob/<account>/<container>/<path>`) or host-style (`https://<account>.blob.host/<container>/<path>`)."""
+    (`https://host/blob/<account>/<container>/<path>`) or host-style (`https://<account>.blob.<suffix>/<container>/<path>`,
+    on the emulator's storage suffix or Azure's)."""
     parsed = urlsplit(uri)
     parts = [unquote(p) for p in parsed.path.split("/") if p]
     host = (parsed.hostname or "").split(".")

@@ -153,7 +153,7 @@ def resolve_asset_uri(ref: WorkspaceRef, uri: object, target: str) -> BlobLocati
         where = _blob_url(ref, uri, target)
         if where is None:
             raise ValidationFailed(f"{target} must be a blob URL in the storage of workspace '{ref.name}' "
-                                   f"(https://<host>/blob/<account>/<container>/<path>, as startPendingUpload "
+                                   f"(https://<account>.blob.<suffix>/<container>/<path>, as startPendingUpload "
                                    f"hands out) or a datastore URI, {SHORT_FORM}; got {uri[:200]!r}.", target=target)
         return where
     return resolve_uri(ref, uri, target)

@@ -1,4 +1,4 @@
-"""A workspace's default blob datastores as the api hands them out, and the container SAS listSecrets mints."""
+"""A workspace's default blob datastores as the api hands them out, and the account SAS listSecrets mints."""
 
 from contextlib import suppress
 
@@ -28,9 +28,10 @@ class Datastores(Service):
         return self._served([datastores.get(ref, name)])[0], workspace
 
     def sas(self, ref: WorkspaceRef, name: str, body: object) -> str:
-        """listSecrets: a SAS for the datastore's container, for as long as `body` asks (within limits)."""
+        """listSecrets: a SAS for the datastore's storage account, as Azure's account key opens all of it (the SDK
+        reads a code version's own container with it), for as long as `body` asks (within limits)."""
         self._workspace(ref)
         store = datastores.get(ref, name)
         lifetime = datastores.secret_lifetime(body)
         self._served([store])
-        return blob_access.mint(self.secret, store.account, store.container, self.clock(), lifetime=lifetime)
+        return blob_access.mint_account(self.secret, store.account, self.clock(), lifetime=lifetime)
