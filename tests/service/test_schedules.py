@@ -32,7 +32,7 @@ def names(client, auth, **params) -> list[str]:
     return [s["name"] for s in response.json()["value"]]
 
 
-def test_write_read_list_disable_delete(client, auth, ready):
+def test_write_read_list_disable_delete(client, auth, ready):  # noqa: F811
     made = put(client, auth, "nightly", schedule())
     assert made.headers["Azure-AsyncOperation"] and made.headers["Retry-After"] == "1"
     body = made.json()
@@ -55,7 +55,7 @@ def test_write_read_list_disable_delete(client, auth, ready):
     assert_arm_error(client.get(f"{SCHEDULES}/nightly", params=API, headers=auth), 404, target="name")
 
 
-def test_a_job_named_by_its_id_is_what_each_firing_copies(client, auth, ready):
+def test_a_job_named_by_its_id_is_what_each_firing_copies(client, auth, ready):  # noqa: F811
     put_job(client, auth, "template", job_body())
     source = f"azureml:{JOBS}/template"
     props = put(client, auth, "copies", schedule(definition={"jobType": "Pipeline", "sourceJobId": source,
@@ -79,7 +79,7 @@ BAD = [
 
 
 @pytest.mark.parametrize(("body", "target"), BAD)
-def test_bad_schedules_are_refused_naming_the_field_and_change_nothing(client, auth, ready, body, target):
+def test_bad_schedules_are_refused_naming_the_field_and_change_nothing(client, auth, ready, body, target):  # noqa: F811
     put(client, auth, "kept", schedule())
     before = client.get(f"{SCHEDULES}/kept", params=API, headers=auth).json()
     for name in ("fresh", "kept"):  # neither a new schedule nor an update of one
@@ -89,13 +89,13 @@ def test_bad_schedules_are_refused_naming_the_field_and_change_nothing(client, a
     assert job_names(client, auth, listViewType="All") == []  # the job tried at write time was rolled back
 
 
-def test_a_bad_schedule_name_and_another_workspace(client, auth, ready):
+def test_a_bad_schedule_name_and_another_workspace(client, auth, ready):  # noqa: F811
     assert_arm_error(client.put(f"{SCHEDULES}/-bad", params=API, headers=auth, json=schedule()), 400, target="name")
     other = SCHEDULES.replace("/workspaces/amlemu/", "/workspaces/nowhere/")
     assert_arm_error(client.put(f"{other}/s", params=API, headers=auth, json=schedule()), 404)
 
 
-def test_the_jobs_a_schedule_made_are_listed_by_its_name(client, auth, ready, app):
+def test_the_jobs_a_schedule_made_are_listed_by_its_name(client, auth, ready, app):  # noqa: F811
     put_job(client, auth, "by-hand", job_body())
     put(client, auth, "every-minute", schedule({"triggerType": "Cron", "expression": "* * * * *"}))
     store, clock = app.state.context.store, app.state.context.clock
