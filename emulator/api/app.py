@@ -25,6 +25,7 @@ from emulator.api.routes import (
     online_endpoints,
     registries,
     run_artifacts,
+    schedules,
     studio,
     tracking,
     workspaces,
@@ -33,7 +34,7 @@ from emulator.services.facade import Services
 from emulator.settings import Settings
 from emulator.store.changes import Listener, mark_changed
 from emulator.store.db import Store
-from emulator.store.tables import Compute, Job, Node, OnlineDeployment, OnlineEndpoint, Workspace
+from emulator.store.tables import Compute, Job, Node, OnlineDeployment, OnlineEndpoint, Schedule, Workspace
 
 log = logging.getLogger("amlemu.api")
 
@@ -45,11 +46,12 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "versions", "startPendingUpload", "datastores", "listSecrets", "jobs", "cancel", "cancelStatus", "history",
     "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris",
     "onlineEndpoints", "listKeys", "regenerateKeys", "getLogs", "models", "registries", "registrymanagement",
-    "mferp", "managementfrontend", "components", "tempdatarefs", "import")}
+    "mferp", "managementfrontend", "components", "tempdatarefs", "import", "schedules", "diagnose",
+    "resyncKeys")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
               "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs",
-              "onlineendpoints", "models", "registries", "components", "tempdatarefs"}
+              "onlineendpoints", "models", "registries", "components", "tempdatarefs", "schedules"}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01", "2021-10-01-dataplanepreview", "v1.0"}
@@ -101,7 +103,7 @@ class ArmPaths:
 
 # What the controller acts on, and what the scoring router's table is read from (scoring/table.py).
 CONTROLLER_TABLES = frozenset(t.__tablename__ for t in (Workspace, Compute, Node, Job, OnlineEndpoint,
-                                                         OnlineDeployment))
+                                                         OnlineDeployment, Schedule))
 ROUTING_TABLES = frozenset(t.__tablename__ for t in (OnlineEndpoint, OnlineDeployment))
 
 
@@ -135,7 +137,7 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
                    registries.router, emulator.router, studio.router, tracking.router,
-                   run_artifacts.router):
+                   run_artifacts.router, schedules.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

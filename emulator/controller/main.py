@@ -25,6 +25,7 @@ from emulator.controller.reconcilers.instances import InstanceReconciler
 from emulator.controller.reconcilers.job_containers import JobContainers
 from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.controller.reconcilers.sandboxes import Sandboxes
+from emulator.controller.reconcilers.schedules import ScheduleReconciler
 from emulator.controller.scheduling.preemption import Preemptions
 from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.controller.staging import Stager
@@ -74,6 +75,7 @@ class Controller:
         self.leftovers = Leftovers(settings, store)
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
         self.api_reach = ApiReach(settings, runtime, runtime)
+        self.schedules = ScheduleReconciler(settings, store, clock)
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""
@@ -99,6 +101,7 @@ class Controller:
         if not steps.run("events", protocol.consume, self.broker, "controller", self._apply_event,
                          int(wait_seconds * 1000)):
             threading.Event().wait(wait_seconds)  # the stream's wait did not happen: the loop must not spin
+        steps.run("schedules", self.schedules.tick)  # first: the jobs it makes move on in this same pass
         steps.run("jobs", self._jobs_tick)
         steps.run("deleted workspaces", self.leftovers.tick)
         by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}

@@ -5,6 +5,7 @@ under its content's digest, so the job reads what was there at submit. With none
 refused, naming the URL and the mirror command. Layouts: domain/storage/external.py.
 """
 
+import copy
 import hashlib
 import os
 import shutil
@@ -17,7 +18,7 @@ from emulator import confined
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.storage import datastores, external
-from emulator.errors import PathEscape, ValidationFailed
+from emulator.errors import EmulatorError, PathEscape, ValidationFailed
 from emulator.services import external_fetch
 from emulator.settings import Settings
 
@@ -42,6 +43,15 @@ class ExternalData:
         return {name: self.input_uri(ref, entry, f"{command_job.P}.inputs.{name}.uri")
                 for name, entry in inputs.items()
                 if entry["jobInputType"] != "literal" and external.is_external(entry.get("uri"))}
+
+    def copies_of(self, ref: WorkspaceRef, body: object) -> dict[str, str | None]:
+        """copies() for a job's PUT body not checked yet: a body `parse` refuses is left for the transaction to
+        refuse (nothing is copied)."""
+        try:
+            _props, spec = command_job.parse(copy.deepcopy(body))  # parse normalises what it is given
+        except EmulatorError:
+            return {}
+        return self.copies(ref, spec.inputs)
 
     def input_uri(self, ref: WorkspaceRef, entry: dict, target: str) -> str | None:
         """The datastore URI of the input's copy; None for a Direct input, which hands the job its URL."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from emulator.domain.assets import curated
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts, command_job, tracking
+from emulator.domain.jobs import artifacts, command_job, schedules, tracking
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
@@ -141,10 +141,13 @@ def get(repo: Repository, ref: WorkspaceRef, name: str) -> Job:
     return job
 
 
-def listed(repo: Repository, ref: WorkspaceRef, view: str) -> list[Job]:
+def listed(repo: Repository, ref: WorkspaceRef, view: str, schedule: str | None = None,
+           scheduled: bool | None = None) -> list[Job]:
+    """`schedule`: only the jobs that schedule made; `scheduled`: only those a schedule made (True) or not."""
     workspaces.get(repo, ref)
     archived = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}[view]
-    return [j for j in repo.jobs(ref.key) if bool(j.body.get("isArchived")) in archived]
+    return [j for j in repo.jobs(ref.key) if bool(j.body.get("isArchived")) in archived
+            and schedules.made_by(j.body, schedule, scheduled)]
 
 
 def cancel(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> Job:

@@ -1,7 +1,7 @@
 """Deleting a workspace deletes what is in it, as in Azure. What runs in containers is marked for the controller
 (computes and online endpoints Deleting, live jobs cancelled); the controller then removes the containers, and
 forgets the jobs with their files once they have ended (controller/reconcilers/deleted_workspaces.py). Asset
-versions go at once."""
+versions and job schedules go at once."""
 
 from datetime import datetime
 
@@ -26,4 +26,6 @@ def delete(repo: Repository, ref: WorkspaceRef, now: datetime) -> bool:
             transition(job, target, now, "The workspace was deleted.")
     for asset in repo.all_asset_versions(ref.key):
         repo.remove(asset)
+    for schedule in repo.schedules(ref.key):  # nothing more fires there
+        repo.remove(schedule)
     return workspaces.delete(repo, ref, now)

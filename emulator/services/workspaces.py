@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from emulator.domain import names, payload
+from emulator.domain import managed_network, names, payload
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.storage import blob_access
 from emulator.errors import Conflict, NotFound, ValidationFailed
@@ -40,6 +40,8 @@ def _validated(body: object) -> dict:
     kept = {k: props[k] for k in _WRITABLE if props.get(k) is not None}
     for key in ("friendlyName", "description"):
         payload.string(kept.get(key), f"properties.{key}")
+    if "managedNetwork" in kept:
+        kept["managedNetwork"] = managed_network.parse(kept["managedNetwork"])
     return {"location": payload.location(body.get("location")), "tags": payload.tags(body.get("tags")),
             "properties": kept, "identity": payload.obj(body.get("identity"), "identity") or None,
             "kind": payload.string(body.get("kind"), "kind") or "Default"}
@@ -102,6 +104,8 @@ def from_template(repo: Repository, subscription: str, resource_group: str, body
         raise ValidationFailed("properties.parameters.workspaceName.value must be a string.",
                                target="properties.parameters.workspaceName")
     properties = {k: value(k) for k in ("friendlyName", "description") if isinstance(value(k), str)}
+    if value("managedNetwork") is not None:  # the SDK sends one always: Disabled unless the user chose
+        properties["managedNetwork"] = value("managedNetwork")
     row, _created = put(repo, WorkspaceRef(subscription, resource_group, name),
                         {"location": value("location"), "tags": value("tagValues") or {},
                          "kind": value("kind") or "Default", "identity": value("identity"),

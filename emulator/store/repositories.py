@@ -1,5 +1,8 @@
 """Reads and writes per aggregate. No business rules live here."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
@@ -11,6 +14,7 @@ from emulator.store.tables import (
     OnlineDeployment,
     OnlineEndpoint,
     Operation,
+    Schedule,
     TrackedExperiment,
     TrackedRun,
     Workspace,
@@ -33,6 +37,21 @@ class Repository:
 
     def remove(self, row) -> None:
         self.session.delete(row)
+
+    @contextmanager
+    def savepoint(self, keep: bool = True) -> Iterator[None]:
+        """Writes inside the block go if it ends without raising and `keep` (False: a dry run); the rest of the
+        transaction stands either way."""
+        nested = self.session.begin_nested()
+        try:
+            yield
+        except BaseException:
+            nested.rollback()
+            raise
+        if keep:
+            nested.commit()
+        else:
+            nested.rollback()
 
     # workspaces
     def workspace(self, key: str) -> Workspace | None:
@@ -158,3 +177,14 @@ class Repository:
 
     def online_deployments(self, endpoint_key: str | None = None) -> list[OnlineDeployment]:
         return self._listed(OnlineDeployment, OnlineDeployment.endpoint_key, endpoint_key)
+
+    # job schedules
+    def schedule(self, key: str) -> Schedule | None:
+        return self.session.get(Schedule, key.lower())
+
+    def schedules(self, workspace_key: str | None = None) -> list[Schedule]:
+        return self._listed(Schedule, Schedule.workspace_key, workspace_key)
+
+    def enabled_schedules(self) -> list[Schedule]:
+        return list(self.session.scalars(select(Schedule).where(Schedule.enabled.is_(True))
+                                         .order_by(Schedule.created_at)))

@@ -183,3 +183,23 @@ class OnlineDeployment(Base):
     instances: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime]
     modified_at: Mapped[datetime]
+
+
+class Schedule(Base):
+    """A job schedule: its `properties` as the SDK reads them back, and how far the controller has fired it."""
+    __tablename__ = "schedules"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    name: Mapped[str]
+    body: Mapped[dict]  # `properties`, validated
+    enabled: Mapped[bool] = mapped_column(index=True)
+    created_at: Mapped[datetime]  # also where its calendar starts (domain.calendar.emulated)
+    modified_at: Mapped[datetime]
+    # Copies of the job definition's inputs outside the workspace, read when the schedule was written.
+    outside: Mapped[dict] = mapped_column(JSON, default=dict)
+    # Written by the controller only, each time with the jobs it created: every occurrence up to here (on the
+    # schedule's calendar) has fired or was let go, so none fires twice, whatever restarts.
+    fired_through: Mapped[datetime]
+    last_fired: Mapped[datetime | None] = mapped_column(default=None)
+    last_job: Mapped[str | None] = mapped_column(default=None)
+    last_error: Mapped[dict | None] = mapped_column(JSON, default=None)  # why its latest firing made no job

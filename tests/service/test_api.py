@@ -327,6 +327,19 @@ BAD_WORKSPACE_PUTS = [
                  "properties.friendlyName", id="friendlyName not a string"),
     pytest.param(f"{RG_PATH}/workspaces/wsx", ["location"], "body", id="body is a list"),
     pytest.param(WS_PATH, {"location": "local", "tags": {"a": ["b"]}}, "tags", id="update of the default"),
+    pytest.param(WS_PATH, {"location": "local", "properties": {"managedNetwork": {"isolationMode": "Open"}}},
+                 "properties.managedNetwork.isolationMode", id="unknown isolation mode"),
+    pytest.param(WS_PATH, {"location": "local", "properties": {"managedNetwork": {
+        "isolationMode": "Disabled", "outboundRules": {"r": {"type": "ServiceTag"}}}}},
+                 "properties.managedNetwork.outboundRules", id="rules on a disabled network"),
+    pytest.param(WS_PATH, {"location": "local", "properties": {"managedNetwork": {
+        "isolationMode": "AllowInternetOutbound", "outboundRules": {"pe": {
+            "type": "PrivateEndpoint", "destination": {"subresourceTarget": "blob"}}}}}},
+                 "properties.managedNetwork.outboundRules.pe.destination.serviceResourceId",
+                 id="private endpoint rule without its resource"),
+    pytest.param(WS_PATH, {"location": "local", "properties": {"managedNetwork": {
+        "isolationMode": "AllowInternetOutbound", "outboundRules": {"r": "pypi.org"}}}},
+                 "properties.managedNetwork.outboundRules.r", id="rule not an object"),
 ]
 
 

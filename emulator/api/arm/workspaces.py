@@ -1,6 +1,7 @@
 """ARM shape of a workspace: what the SDK reads back."""
 
 from emulator.api.arm.envelope import iso, system_data, workspace_id
+from emulator.domain import managed_network
 from emulator.domain.ids import PROVIDER, WorkspaceRef
 from emulator.domain.jobs import tracking
 from emulator.domain.storage import blob_access, datastores
@@ -30,7 +31,9 @@ def workspace(row: Workspace, settings: Settings) -> dict:
              "discoveryUrl": f"{settings.public_url}/discovery",
              "mlFlowTrackingUri": tracking.tracking_uri(settings.public_netloc, arm_id),
              "creationTime": iso(row.created_at), "storageHnsEnabled": False,
-             "privateLinkCount": 0, "notebookInfo": None, "serviceProvisionedResourceGroup": None}
+             "privateLinkCount": 0, "notebookInfo": None, "serviceProvisionedResourceGroup": None,
+             "managedNetwork": managed_network.shown(body.get("properties", {}).get("managedNetwork"),
+                                                     datastores.workspace_guid(f"{row.key}/managednetwork"))}
     identity = body.get("identity") or {"type": "SystemAssigned"}
     identity = {**identity, "principalId": "00000000-0000-0000-0000-0000000000a1",
                 "tenantId": "72f988bf-0000-0000-0000-00000000a4e1"}
@@ -38,3 +41,10 @@ def workspace(row: Workspace, settings: Settings) -> dict:
             "tags": body.get("tags", {}), "kind": body.get("kind", "Default"), "identity": identity,
             "sku": {"name": "Basic", "tier": "Basic"}, "systemData": system_data(row.created_at, row.modified_at),
             "properties": props}
+
+
+def keys(row: Workspace) -> dict:
+    """ListWorkspaceKeysResult. The emulated storage takes SAS only (the datastores' listSecrets): it has no
+    account key to give, nor an Application Insights, a container registry or notebooks."""
+    return {"userStorageArmId": _workspace_resources(row)["storageAccount"], "userStorageKey": None,
+            "appInsightsInstrumentationKey": None, "containerRegistryCredentials": None, "notebookAccessKeys": None}

@@ -26,9 +26,12 @@ def get_job(ctx: Ctx, ws: Ws, name: str) -> dict:
 
 
 @router.get(f"{WS_PATH}/jobs")
-def list_jobs(ctx: Ctx, ws: Ws, view: Annotated[str | None, Query(alias="listViewType")] = None) -> dict:
+def list_jobs(ctx: Ctx, ws: Ws, view: Annotated[str | None, Query(alias="listViewType")] = None,
+              schedule: Annotated[str | None, Query(alias="scheduleId")] = None,
+              scheduled: bool | None = None) -> dict:
+    """`scheduleId` (jobs.list(scheduled_job_name=...)): the jobs that schedule made; `scheduled`: made by one."""
     query = rules.list_query(None, None, view)
-    rows, workspace = ctx.services.jobs.listed(ws, query.view)
+    rows, workspace = ctx.services.jobs.listed(ws, query.view, schedule, scheduled)
     return {"value": [arm.job(j, workspace, ctx.settings, ctx.secret) for j in rows], "nextLink": None}
 
 

@@ -40,6 +40,30 @@ def patch_workspace(ctx: Ctx, ws: Ws, body: Annotated[dict[str, Any], Body()]) -
     return arm.workspace(ctx.services.workspaces.patch(ws, body), ctx.settings)
 
 
+@router.post(WS_PATH + "/listKeys")
+def list_keys(ctx: Ctx, ws: Ws) -> dict:
+    return arm.keys(ctx.services.workspaces.get(ws))
+
+
+@router.post(WS_PATH + "/resyncKeys")
+def resync_keys(ctx: Ctx, ws: Ws) -> Response:
+    ctx.services.workspaces.resync_keys(ws)
+    return Response(status_code=200)
+
+
+@router.post(WS_PATH + "/diagnose")
+def start_diagnose(ctx: Ctx, ws: Ws) -> Response:
+    """202: the poller reads the result at the Location, where the checks run (services/diagnose.py)."""
+    ctx.services.workspaces.get(ws)
+    location = f"{ctx.settings.public_url}{ws.arm_id}/diagnose?api-version=2025-12-01"
+    return Response(status_code=202, headers={"Location": location, "Retry-After": "1"})
+
+
+@router.get(WS_PATH + "/diagnose")
+def diagnose_result(ctx: Ctx, ws: Ws) -> dict:
+    return ctx.services.workspaces.diagnose(ws)
+
+
 @router.delete(WS_PATH)
 def delete_workspace(ctx: Ctx, ws: Ws) -> Response:
     return Response(status_code=200 if ctx.services.workspaces.delete(ws) else 204)

@@ -24,6 +24,7 @@ from emulator.controller.specs.instances import agent_spec, home_volume, worksta
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator.dispatch.celery_app import ready_key
+from emulator.domain import calendar
 from emulator.domain.compute import instance, schedules
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.compute.instance import InstanceState, Trigger
@@ -155,10 +156,10 @@ class InstanceReconciler:
     def _follow_schedules(self, row: Compute, now: datetime) -> None:
         """Start or stop as the instance's enabled schedules say, once per firing (the latest wins)."""
         spec = instances.parse_spec(row.body["properties"]["properties"])
-        calendar = schedules.emulated(now, row.created_at, self.settings.time_scale)  # schedulesAt is on it too
-        since = datetime.fromisoformat(row.instance.get("schedulesAt") or calendar.isoformat())
-        fired = schedules.due(list(spec.schedules), since, calendar)
-        row.instance = {**row.instance, "schedulesAt": calendar.isoformat()}
+        on_calendar = calendar.emulated(now, row.created_at, self.settings.time_scale)  # schedulesAt is on it too
+        since = datetime.fromisoformat(row.instance.get("schedulesAt") or on_calendar.isoformat())
+        fired = schedules.due(list(spec.schedules), since, on_calendar)
+        row.instance = {**row.instance, "schedulesAt": on_calendar.isoformat()}
         if fired and instances.state_of(row) != InstanceState.DELETING:
             action = fired[-1]
             if instances.ask(row, action, Trigger.SCHEDULE, now):

@@ -2,33 +2,24 @@
 validated, echoed back normalised, and asked which fired in a stretch of time.
 
 Schedules name clock times ("stop at 18:00 in Pacific time"). At time scale 1 they follow the wall clock; a
-smaller time scale runs their calendar faster from the instance's creation (`emulated`), so that a test or a
+smaller time scale runs their calendar faster from the instance's creation (`calendar.emulated`), so a test or a
 demo sees the evening's stop and the morning's start within minutes. Pure: `now` comes in.
 """
 
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from croniter import CroniterBadCronError, CroniterBadDateError, CroniterNotAlphaError, croniter
+from croniter import croniter
 
+from emulator.domain import calendar
+from emulator.domain.calendar import WEEKDAYS
 from emulator.errors import ValidationFailed
 
 TARGET = "properties.properties.schedules.computeStartStop"
 MAX_SCHEDULES = 4  # Azure's limit per instance
 ACTIONS = {"start": "Start", "stop": "Stop"}
-WEEKDAYS = {"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6}
-# The SDK and portal send Windows zone names; zoneinfo knows IANA ones. The common ones, mapped.
-WINDOWS_ZONES = {
-    "utc": "UTC", "coordinated universal time": "UTC", "gmt standard time": "Europe/London",
-    "pacific standard time": "America/Los_Angeles", "mountain standard time": "America/Denver",
-    "central standard time": "America/Chicago", "eastern standard time": "America/New_York",
-    "w. europe standard time": "Europe/Berlin", "central europe standard time": "Europe/Budapest",
-    "romance standard time": "Europe/Paris", "india standard time": "Asia/Kolkata",
-    "china standard time": "Asia/Shanghai", "tokyo standard time": "Asia/Tokyo",
-    "aus eastern standard time": "Australia/Sydney",
-}
 
 
 @dataclass(frozen=True)
@@ -44,15 +35,7 @@ class StartStop:
         return self.arm
 
     def tz(self) -> ZoneInfo:
-        return _zone(self.zone, "")
-
-
-def _zone(name: str, target: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(WINDOWS_ZONES.get(name.lower(), name))
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValidationFailed(f"{target} '{name}' is not a known time zone; use an IANA name (Europe/Paris) or a "
-                               "Windows one (Pacific Standard Time).", target=target) from exc
+        return calendar.zone(self.zone, "")
 
 
 def _choice(value: object, allowed: dict[str, str], target: str) -> str:
@@ -60,18 +43,6 @@ def _choice(value: object, allowed: dict[str, str], target: str) -> str:
         raise ValidationFailed(f"{target} must be one of {', '.join(allowed.values())}; got {value!r}.",
                                target=target)
     return allowed[value.lower()]
-
-
-def _cron(expression: object, target: str) -> str:
-    if not isinstance(expression, str) or len(expression.split()) != 5:
-        raise ValidationFailed(f"{target} must be a five-field cron expression (minute hour day month weekday); "
-                               f"got {expression!r}.", target=target)
-    try:
-        croniter(expression)
-    except (CroniterBadCronError, CroniterBadDateError, CroniterNotAlphaError, ValueError, KeyError) as exc:
-        raise ValidationFailed(f"{target} '{expression}' is not a valid cron expression ({exc}).",
-                               target=target) from exc
-    return expression
 
 
 def _recurrence_cron(recurrence: dict, target: str) -> str:
@@ -110,18 +81,11 @@ def _one(item: object, index: int) -> StartStop:
     where = f"{target}.{'cron' if kind == 'Cron' else 'recurrence'}"
     if not isinstance(trigger, dict):
         raise ValidationFailed(f"{where} is required for triggerType {kind}.", target=where)
-    expression = (_cron(trigger.get("expression"), f"{where}.expression") if kind == "Cron"
+    expression = (calendar.cron(trigger.get("expression"), f"{where}.expression") if kind == "Cron"
                   else _recurrence_cron(trigger, where))
     zone_name = trigger.get("timeZone") or "UTC"
-    zone = _zone(zone_name, f"{where}.timeZone")
-    start = None
-    if trigger.get("startTime"):
-        try:
-            start = datetime.fromisoformat(str(trigger["startTime"]).replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise ValidationFailed(f"{where}.startTime must be an ISO 8601 time; got {trigger['startTime']!r}.",
-                                   target=f"{where}.startTime") from exc
-        start = start if start.tzinfo else start.replace(tzinfo=zone)
+    zone = calendar.zone(zone_name, f"{where}.timeZone")
+    start = calendar.moment(trigger.get("startTime"), zone, f"{where}.startTime")
     echoed = {k: v for k, v in trigger.items() if k != "triggerType"}
     echoed["timeZone"] = zone_name
     digest = hashlib.sha1(f"{index}:{action}:{expression}:{zone_name}".encode()).hexdigest()
@@ -140,12 +104,6 @@ def parse(raw: object) -> list[StartStop]:
         raise ValidationFailed(f"{TARGET} has {len(raw)} schedules; a compute instance takes at most "
                                f"{MAX_SCHEDULES}.", target=TARGET)
     return [_one(item, i) for i, item in enumerate(raw)]
-
-
-def emulated(now: datetime, anchor: datetime, time_scale: float) -> datetime:
-    """The schedules' calendar: the wall clock at time scale 1, else 1/time_scale times as fast from `anchor`
-    (at 0.01 a day passes in 14.4 minutes)."""
-    return anchor + (now - anchor) / time_scale
 
 
 def due(schedules: list[StartStop], since: datetime, now: datetime) -> list[str]:

@@ -13,6 +13,7 @@ from emulator.services.facade.online_endpoints import OnlineDeployments, OnlineE
 from emulator.services.facade.preemption import Preemption
 from emulator.services.facade.registries import Registries
 from emulator.services.facade.run_artifacts import RunArtifacts
+from emulator.services.facade.schedules import Schedules
 from emulator.services.facade.tracking import Tracking
 from emulator.services.facade.workspaces import Workspaces
 from emulator.settings import Settings
@@ -35,6 +36,7 @@ class Services:
     registries: Registries
     tracking: Tracking
     run_artifacts: RunArtifacts
+    schedules: Schedules
 
     @classmethod
     def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
@@ -42,4 +44,5 @@ class Services:
             return kind(settings, store, secret, clock)
         return cls(store, each(Workspaces), each(Computes), each(Locations), each(Assets), each(Datastores),
                    each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption),
-                   each(Registries), Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)), each(RunArtifacts))
+                   each(Registries), Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)), each(RunArtifacts),
+                   each(Schedules))

@@ -1,12 +1,10 @@
 """Jobs as the api calls them: submit, read, list, cancel, and the RunHistory data plane's reads."""
 
-import copy
 from dataclasses import dataclass
 
 from emulator import confined
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
-from emulator.errors import EmulatorError
 from emulator.services import jobs, workspaces
 from emulator.services.external_data import ExternalData
 from emulator.services.facade.base import Service
@@ -37,11 +35,7 @@ class Jobs(Service):
             workspaces.get(repo, ref)
             if repo.job(ref.child_id("jobs", name)) is not None:
                 return {}
-        try:
-            _props, spec = command_job.parse(copy.deepcopy(body))  # parse normalises what it is given
-        except EmulatorError:
-            return {}
-        return ExternalData.of(self.settings).copies(ref, spec.inputs)
+        return ExternalData.of(self.settings).copies_of(ref, body)
 
     def get(self, ref: WorkspaceRef, name: str) -> tuple[Job, Workspace]:
         """NotFound for the job before the workspace: a deleted workspace's jobs stay until they end."""
@@ -53,9 +47,10 @@ class Jobs(Service):
         with self.store.transaction() as repo:
             return jobs.get(repo, ref, name)
 
-    def listed(self, ref: WorkspaceRef, view: str) -> tuple[list[Job], Workspace]:
+    def listed(self, ref: WorkspaceRef, view: str, schedule: str | None = None,
+               scheduled: bool | None = None) -> tuple[list[Job], Workspace]:
         with self.in_workspace(ref) as (repo, workspace):
-            return jobs.listed(repo, ref, view), workspace
+            return jobs.listed(repo, ref, view, schedule, scheduled), workspace
 
     def cancel(self, ref: WorkspaceRef, name: str) -> Job:
         with self.store.transaction() as repo:

@@ -2,7 +2,7 @@
 
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.storage import blob_access
-from emulator.services import account_migration, workspace_delete, workspaces
+from emulator.services import account_migration, diagnose, workspace_delete, workspaces
 from emulator.services.blobs import BlobStore
 from emulator.services.facade.base import Service
 from emulator.store.tables import Workspace
@@ -42,3 +42,13 @@ class Workspaces(Service):
     def from_template(self, subscription: str, resource_group: str, body: object) -> Workspace:
         with self.store.transaction() as repo:
             return workspaces.from_template(repo, subscription, resource_group, body, self.clock())
+
+    def resync_keys(self, ref: WorkspaceRef) -> None:
+        """Azure copies rotated storage keys into the workspace; amlemu's credentials are minted from its token key
+        on each request, so there is nothing stale to copy: the workspace must exist, that is all."""
+        self._workspace(ref)
+
+    def diagnose(self, ref: WorkspaceRef) -> dict:
+        """The checks of services/diagnose.py, run now (outside any transaction: they touch files and a server)."""
+        self._workspace(ref)
+        return diagnose.diagnose(self.settings, ref)

@@ -13,6 +13,7 @@ from azure.ai.ml.entities import (
     RecurrenceTrigger,
 )
 
+from emulator.domain import calendar
 from emulator.domain.compute import schedules
 from emulator.errors import ValidationFailed
 
@@ -85,6 +86,6 @@ def test_nothing_fires_before_the_start_time():
 def test_the_calendar_is_the_wall_clock_at_scale_one_and_faster_below_it():
     anchor = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
     later = anchor + timedelta(seconds=36)
-    assert schedules.emulated(later, anchor, 1.0) == later
-    assert schedules.emulated(later, anchor, 0.01) == anchor + timedelta(hours=1)
-    assert schedules.emulated(anchor, anchor, 0.01) == anchor
+    assert calendar.emulated(later, anchor, 1.0) == later
+    assert calendar.emulated(later, anchor, 0.01) == anchor + timedelta(hours=1)
+    assert calendar.emulated(anchor, anchor, 0.01) == anchor
