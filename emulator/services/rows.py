@@ -9,7 +9,9 @@ from emulator.store.tables import (
     OnlineDeployment,
     OnlineEndpoint,
     Operation,
+    Registry,
     Workspace,
 )
 
-__all__ = ["AssetVersion", "Compute", "Job", "Node", "OnlineDeployment", "OnlineEndpoint", "Operation", "Workspace"]
+__all__ = ["AssetVersion", "Compute", "Job", "Node", "OnlineDeployment", "OnlineEndpoint", "Operation", "Registry",
+           "Workspace"]
