@@ -21,7 +21,6 @@ from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion
 
-SHARED_KINDS = (assets.MODELS, assets.ENVIRONMENTS, assets.DATA)  # what the SDK's share() promotes
 _SOURCE = "properties.sourceAssetId"
 
 
@@ -89,20 +88,15 @@ def find(repo: Repository, settings: Settings, named: ids.AssetRef, target: str)
 
 
 def _source(repo: Repository, body: dict) -> tuple[WorkspaceRef, AssetVersion, str]:
-    """The workspace asset an import names: azureml://locations/<l>/workspaces/<guid>/<kind>/<name>/versions/<v>."""
-    given = body.get("sourceAssetId")
-    parts = given.split("/") if isinstance(given, str) else []
-    if len(parts) != 10 or given[:21].lower() != "azureml://locations/" or parts[4].lower() != "workspaces" \
-            or parts[8].lower() != "versions" or parts[6] not in SHARED_KINDS:
-        raise ValidationFailed(f"{_SOURCE} must be azureml://locations/<location>/workspaces/<workspace id>/"
-                               f"<{'|'.join(SHARED_KINDS)}>/<name>/versions/<version>, got {str(given)[:200]!r}.",
-                               target=_SOURCE)
-    workspace = next((w for w in repo.all_workspaces() if datastores.workspace_guid(w.key) == parts[5].lower()), None)
+    """The workspace asset an import names, which must exist."""
+    named = ids.source_asset(body.get("sourceAssetId"), _SOURCE)
+    workspace = next((w for w in repo.all_workspaces() if datastores.workspace_guid(w.key) == named.workspace_guid),
+                     None)
     if workspace is None:
-        raise ValidationFailed(f"{_SOURCE}: no workspace has the id '{parts[5]}'.", target=_SOURCE)
+        raise ValidationFailed(f"{_SOURCE}: no workspace has the id '{named.workspace_guid}'.", target=_SOURCE)
     ref = WorkspaceRef.of(workspace)
     try:
-        return ref, assets.get(repo, ref, parts[6], parts[7], parts[9]), parts[6]
+        return ref, assets.get(repo, ref, named.kind, named.name, named.version), named.kind
     except NotFound as exc:
         raise ValidationFailed(f"{_SOURCE}: {exc.message}", target=_SOURCE) from exc
 

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Body, Depends, Query, Response
 from fastapi.responses import JSONResponse
 
 from emulator.api.arm import registries as arm
-from emulator.api.deps import Ctx, authorized
+from emulator.api.deps import Ctx, registry_caller
 from emulator.domain.assets import versioned as rules
 from emulator.domain.registries.ids import DATA_PLANE_PREFIX, RegistryRef, list_view
 
-router = APIRouter(dependencies=[Depends(authorized)])
+router = APIRouter(dependencies=[Depends(registry_caller)])
 OrderBy = Annotated[str | None, Query(alias="$orderBy")]
 Top = Annotated[str | None, Query(alias="$top")]
 View = Annotated[str | None, Query(alias="listViewType")]

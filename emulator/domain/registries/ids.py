@@ -139,3 +139,26 @@ def asset_id_kind(body: object) -> str:
         raise ValidationFailed("assetId must be azureml://registries/<registry>/<codes|models|data>/<name>/versions/"
                                f"<version>, got {str(given)[:200]!r}.", target="assetId")
     return match["kind"]
+
+
+SHARED_KINDS = ("models", "environments", "data")  # what the SDK's share() promotes
+_SOURCE = re.compile(r"^azureml://locations/[^/]+/workspaces/(?P<guid>[^/]+)/(?P<kind>[^/]+)/(?P<name>[^/]+)"
+                     r"/versions/(?P<version>[^/]+)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SourceAsset:
+    """A workspace asset as share() names it: by the workspace's GUID (ARM's properties.workspaceId)."""
+    workspace_guid: str
+    kind: str
+    name: str
+    version: str
+
+
+def source_asset(value: object, target: str) -> SourceAsset:
+    match = _SOURCE.fullmatch(value) if isinstance(value, str) else None
+    if match is None or match["kind"] not in SHARED_KINDS:
+        raise ValidationFailed(f"{target} must be azureml://locations/<location>/workspaces/<workspace id>/"
+                               f"<{'|'.join(SHARED_KINDS)}>/<name>/versions/<version>, got {str(value)[:200]!r}.",
+                               target=target)
+    return SourceAsset(match["guid"].lower(), match["kind"], match["name"], match["version"])
