@@ -74,16 +74,17 @@ def read_reference(settings: Settings, secret: bytes, repo: Repository, ref: Reg
     return {"blobReferenceForConsumption": {**reference, "blobUri": row.body[storage.URI_FIELDS[kind]]}}
 
 
-def find(repo: Repository, settings: Settings, named: ids.AssetRef, target: str) -> AssetVersion:
+def find(repo: Repository, named: ids.AssetRef, target: str) -> AssetVersion:
     """The version a job or a deployment names in a user's registry (a label: the newest active version)."""
     try:
-        ref = registries.find(repo, settings, named.registry)
-        if registries.is_builtin(ref):
-            raise NotFound(f"Registry '{ref.name}' holds Azure ML's curated environments only.", target="name")
+        row = repo.registry_named(ids.name(named.registry))
+        if row is None:
+            raise NotFound(f"Registry '{named.registry}' was not found.", target="registryName")
+        ref = registries.ref_of(row)
         if named.version is not None:
             return assets.get(repo, ref, named.kind, named.name, named.version)
         return assets.latest(repo, ref, named.kind, named.name)
-    except NotFound as exc:
+    except (NotFound, ValidationFailed) as exc:
         raise ValidationFailed(f"{target}: {exc.message}", target=target) from exc
 
 
