@@ -164,11 +164,13 @@ def start_pending_upload(settings: Settings, secret: bytes, ref: WorkspaceRef, w
 
 
 def blob_reference(settings: Settings, secret: bytes, ref: Owner, account: str, container_name: str,
-                   now: datetime) -> dict:
+                   now: datetime, host_style: bool = False) -> dict:
     """A container of the owner's storage account (made if missing) and a SAS for it, as Azure's
-    BlobReferenceForConsumption describes them."""
+    BlobReferenceForConsumption describes them: path-style, or host-style (https://<account>.blob.<suffix>/...,
+    whose first path segment the SDK reads as the container when it downloads a registry's files)."""
     BlobStore(settings.data_dir).create_container(account, container_name)
-    blob_uri = f"{settings.public_url}/blob/{account}/{container_name}"
+    blob_uri = (f"https://{account}.blob.{settings.public_netloc}/{container_name}" if host_style
+                else f"{settings.public_url}/blob/{account}/{container_name}")
     sas = blob_access.mint(secret, account, container_name, now)
     return {"blobUri": blob_uri,
             "storageAccountArmId": blob_access.account_id(ref.subscription, ref.resource_group, account),

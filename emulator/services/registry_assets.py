@@ -60,7 +60,8 @@ def temporary_reference(settings: Settings, secret: bytes, ref: RegistryRef, nam
     """tempdatarefs: a fresh container of the registry's storage to upload a version's files to."""
     versioned.name(name)
     versioned.version(version)
-    reference = assets.blob_reference(settings, secret, ref, blob_access.registry_account(ref), str(uuid.uuid4()), now)
+    reference = assets.blob_reference(settings, secret, ref, blob_access.registry_account(ref), str(uuid.uuid4()), now,
+                                      host_style=True)
     return {"blobReferenceForConsumption": reference, "temporaryDataReferenceId": f"{name}:{version}",
             "temporaryDataReferenceType": "TemporaryBlobReference"}
 
@@ -70,7 +71,7 @@ def read_reference(settings: Settings, secret: bytes, repo: Repository, ref: Reg
     """datarefs: a read SAS on the container holding a version's files (what a download asks for)."""
     row = assets.get(repo, ref, kind, name, version)
     where = storage.location(ref, row.body.get(storage.URI_FIELDS.get(kind, "")), "blobUri")
-    reference = assets.blob_reference(settings, secret, ref, where.account, where.container, now)
+    reference = assets.blob_reference(settings, secret, ref, where.account, where.container, now, host_style=True)
     return {"blobReferenceForConsumption": {**reference, "blobUri": row.body[storage.URI_FIELDS[kind]]}}
 
 
@@ -119,7 +120,7 @@ def _copy_files(settings: Settings, source: WorkspaceRef, row: AssetVersion, kin
         confined.copy_tree(settings.data_dir, rel, folder / name)
     else:
         confined.copy_file(settings.data_dir, rel, folder)
-    return storage.url(settings.public_url, target._replace(blob=name), folder=src.is_dir())
+    return storage.url(settings.public_netloc, target._replace(blob=name), folder=src.is_dir())
 
 
 def import_asset(repo: Repository, settings: Settings, ref: RegistryRef, body: object,

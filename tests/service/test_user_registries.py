@@ -3,7 +3,6 @@ them (uploaded to the registry's own storage); share from a workspace; jobs in a
 environment; bad input refused naming the field, with nothing created."""
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -54,7 +53,7 @@ def upload(settings, name: str, content: str = "weights") -> str:
     folder = settings.data_dir / "blobs" / ACCOUNT / container
     folder.mkdir(parents=True)
     (folder / name).write_text(content)
-    return f"https://localhost:8443/blob/{ACCOUNT}/{container}"
+    return f"https://{ACCOUNT}.blob.localhost:8443/{container}"
 
 
 def test_a_registry_through_arm_create_get_list_update_delete(client, auth):
@@ -114,10 +113,10 @@ def test_models_environments_and_data_in_a_registry(client, auth, settings):
                      json={"assetId": REG.asset_id("models", "m", "1"),
                            "temporaryDataReferenceType": "TemporaryBlobReference"}).json()
     sas_uri = ref["blobReferenceForConsumption"]["credential"]["sasUri"]
-    assert sas_uri.startswith(f"https://localhost:8443/blob/{ACCOUNT}/") and "sig=" in sas_uri
+    assert sas_uri.startswith(f"https://{ACCOUNT}.blob.localhost:8443/") and "sig=" in sas_uri
     container = sas_uri.split("?")[0].rsplit("/", 1)[1]
     (settings.data_dir / "blobs" / ACCOUNT / container / "model.pkl").write_text("weights")
-    uri = f"https://localhost:8443/blob/{ACCOUNT}/{container}/model.pkl"
+    uri = f"https://{ACCOUNT}.blob.localhost:8443/{container}/model.pkl"
     made = client.put(f"{PLANE}/models/m/versions/1", params=DP, headers=auth, json=model_body(uri))
     assert made.status_code == 201, made.text
     assert made.json()["id"] == "azureml://registries/shared-reg/models/m/versions/1"
@@ -138,7 +137,7 @@ def test_models_environments_and_data_in_a_registry(client, auth, settings):
     download = client.post(f"{PLANE}/datarefs/m/versions/1", params=DP, headers=auth,
                            json={"assetId": REG.asset_id("models", "m", "1"), "blobUri": uri})
     assert download.json()["blobReferenceForConsumption"]["credential"]["sasUri"].startswith(
-        f"https://localhost:8443/blob/{ACCOUNT}/{container}?")
+        f"https://{ACCOUNT}.blob.localhost:8443/{container}?")
 
 
 @pytest.mark.parametrize(("path", "body", "status", "target"), [
@@ -199,8 +198,8 @@ def test_share_copies_a_workspace_model_and_environment_into_the_registry(client
     assert done.status_code == 200 and done.content == b""  # no body: the SDK then reads the version
     model = client.get(f"{PLANE}/models/clf-shared/versions/1", params=DP, headers=auth).json()
     copied = model["properties"]["modelUri"]
-    assert copied.startswith(f"https://localhost:8443/blob/{ACCOUNT}/") and copied.endswith("/clf/")
-    path = settings.data_dir / "blobs" / Path(copied.split("/blob/", 1)[1])
+    assert copied.startswith(f"https://{ACCOUNT}.blob.localhost:8443/") and copied.endswith("/clf/")
+    path = settings.data_dir / "blobs" / ACCOUNT / copied.split(":8443/", 1)[1]
     assert (path / "model.pkl").read_text() == "weights"
     assert _share(client, auth, "environments", "ws-env", "1", "env-shared").status_code == 202
     env = client.get(f"{PLANE}/environments/env-shared/versions/1", params=DP, headers=auth).json()
@@ -240,3 +239,30 @@ def test_the_builtin_registry_stays_read_only_for_uploads_and_imports(client, au
     for method, tail in (("PUT", "/tempdatarefs/m/versions/1"), ("POST", "/import"), ("PUT", "/models/m/versions/1")):
         got = client.request(method, builtin + tail, params=DP, headers=auth, json={"properties": {}})
         assert_arm_error(got, 403, code="AuthorizationFailed")
+
+
+def test_an_online_deployment_serves_a_registry_model_pinned_when_it_is_made(app, client, auth, settings):
+    from emulator.domain.ids import WorkspaceRef
+    from emulator.services import endpoints
+    from tests.service.test_online_endpoints import ENDPOINTS, deployment_body, endpoint_body, setup_assets
+
+    setup_assets(app, client, auth)
+    assert client.put(f"{ENDPOINTS}/ep-reg", params=API, headers=auth, json=endpoint_body()).status_code == 201
+    put_registry(client, auth)
+    folder = upload(settings, "weights.txt")
+    assert client.put(f"{PLANE}/models/m/versions/4", params=DP, headers=auth,
+                      json=model_body(folder)).status_code == 201
+    refused = client.put(f"{ENDPOINTS}/ep-reg/deployments/blue", params=API, headers=auth,
+                         json=deployment_body(model="azureml://registries/shared-reg/models/nope/labels/latest"))
+    assert_arm_error(refused, 400, target="properties.model")
+    latest = "azureml://registries/shared-reg/models/m/labels/latest"
+    made = client.put(f"{ENDPOINTS}/ep-reg/deployments/blue", params=API, headers=auth,
+                      json=deployment_body(model=latest))
+    assert made.status_code == 201, made.text
+    assert made.json()["properties"]["model"] == latest
+    with app.state.context.store.transaction() as repo:
+        row = repo.online_deployment(f"{ENDPOINTS}/ep-reg/deployments/blue")
+        assert row.body["refs"]["model"] == {"kind": "models", "name": "m", "version": "4", "registry": "shared-reg"}
+        ws = WorkspaceRef(SUB, "amlemu", "amlemu")
+        found = endpoints.resolve(repo, ws, row.body)
+        assert endpoints.model_path(ws, found.model) == f"blobs/{ACCOUNT}/up-weights-txt"

@@ -1,7 +1,8 @@
 """Where a registry's asset files are: blob URLs of its own storage account. Pure.
 
 A registry has no datastores. The SDK asks it for a container (tempdatarefs), uploads a model's or a data asset's
-files there and registers the version with their URL (https://<host>/blob/<account>/<container>/<path>); a
+files there and registers the version with their URL (https://<account>.blob.<host>/<container>/<path>, host-style
+as Azure's: the SDK reads a registry model's container off the URL's first path segment to download it); a
 workspace asset shared into it gets its files copied there. A job or a deployment in any workspace mounts them
 from that place.
 """
@@ -21,7 +22,7 @@ def location(ref: RegistryRef, uri: object, target: str) -> BlobLocation:
     where = blob_access.blob_location(uri) if isinstance(uri, str) and uri.lower().startswith("https://") else None
     if where is None:
         raise ValidationFailed(f"{target} must be a blob URL in the storage of registry '{ref.name}' "
-                               f"(https://<host>/blob/{own}/<container>/<path>, as tempdatarefs hands out), got "
+                               f"(https://{own}.blob.<host>/<container>/<path>, as tempdatarefs hands out), got "
                                f"{str(uri)[:200]!r}: a registry has no datastores.", target=target)
     account, container, blob = where
     if account != own:
@@ -35,7 +36,7 @@ def location(ref: RegistryRef, uri: object, target: str) -> BlobLocation:
     return BlobLocation(account, container, blob)
 
 
-def url(public_url: str, where: BlobLocation, folder: bool) -> str:
-    """The blob URL of files copied into a registry (a folder's ends with '/', as the SDK writes them)."""
+def url(netloc: str, where: BlobLocation, folder: bool) -> str:
+    """The host-style blob URL of files copied into a registry (a folder's ends with '/', as the SDK writes them)."""
     tail = f"/{where.blob}" if where.blob else ""
-    return f"{public_url}/blob/{where.account}/{where.container}{tail}{'/' if folder and where.blob else ''}"
+    return f"https://{where.account}.blob.{netloc}/{where.container}{tail}{'/' if folder and where.blob else ''}"

@@ -101,7 +101,9 @@ def test_a_registrys_files_are_in_its_own_storage_only():
     own = blob_access.registry_account(REF)
     where = storage.location(REF, f"https://localhost:8443/blob/{own}/upload-1/model/", "properties.modelUri")
     assert (where.account, where.container, where.blob) == (own, "upload-1", "model")
-    assert storage.url("https://h", where, folder=True) == f"https://h/blob/{own}/upload-1/model/"
+    assert storage.url("h:8443", where, folder=True) == f"https://{own}.blob.h:8443/upload-1/model/"
+    host_style = storage.location(REF, f"https://{own}.blob.localhost:8443/upload-1/m.pkl", "properties.modelUri")
+    assert (host_style.container, host_style.blob) == ("upload-1", "m.pkl")
     for uri in ("azureml://datastores/workspaceblobstore/paths/m", "https://h/blob/someoneelse0000/c/m",
                 f"https://h/blob/{own}/c/../x"):
         with pytest.raises(ValidationFailed) as err:
