@@ -12,14 +12,7 @@ from pathlib import Path
 from azure.ai.ml import MLClient
 from azure.ai.ml.entities import Data, Environment, Model, Registry, RegistryRegionDetails
 from azure.identity import DefaultAzureCredential
-
-
-def _error(call) -> str:
-    try:
-        call()
-    except Exception as err:  # the SDK's own exception types vary by path: the message is what a user reads
-        return f"{type(err).__name__}: {err}"
-    return "no error"
+from registry_probe import _error  # beside this file, on the path of a script run from there
 
 
 def _registry(name: str) -> Registry:
