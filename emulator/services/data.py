@@ -7,10 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from emulator.domain.assets import data as rules
+from emulator.domain.assets import models as model_rules
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
 from emulator.domain.storage import datastores, external
 from emulator.errors import ValidationFailed
+from emulator.services import models
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion
 
@@ -52,9 +54,9 @@ def _version(repo: Repository, ref: WorkspaceRef, named: rules.DataRef, target: 
 
 def input_uris(repo: Repository, ref: WorkspaceRef, inputs: dict[str, dict],
                data_dir: Path | None, outside: Mapping[str, str | None] | None = None) -> dict[str, str]:
-    """{input: the datastore URI it reads} for a job's inputs naming a data asset or data outside the
-    workspace (`outside`: their copies, made before the transaction by services/external_data; None for a
-    Direct input). Every other non-literal input must be a datastore path of the workspace, there already
+    """{input: the datastore URI it reads} for a job's inputs naming a data asset, another job's output or data
+    outside the workspace (`outside`: their copies, made before the transaction by services/external_data; None
+    for a Direct input). Every other non-literal input must be a datastore path of the workspace, there already
     when the api has the files (`data_dir`)."""
     resolved = {}
     for name, entry in inputs.items():
@@ -64,6 +66,10 @@ def input_uris(repo: Repository, ref: WorkspaceRef, inputs: dict[str, dict],
         named = rules.input_reference(ref, entry["uri"], target)
         if named is not None:
             resolved[name] = _version(repo, ref, named, target).body["dataUri"]
+            continue
+        if (source := model_rules.job_output_source(entry["uri"])) is not None:
+            # another job's output: read where it was written, whether or not that job has finished
+            resolved[name] = models.job_output_uri(repo, ref, source, target)[0]
             continue
         if external.is_external(entry["uri"]):
             if outside is None or name not in outside:

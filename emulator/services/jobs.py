@@ -7,7 +7,7 @@ from pathlib import Path
 
 from emulator.domain.assets import curated
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts, command_job
+from emulator.domain.jobs import artifacts, command_job, tracking
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.domain.registries import ids as registry_ids
 from emulator.domain.storage import datastores
@@ -15,7 +15,7 @@ from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import assets, computes, data, job_outputs, registry_assets, serverless, workspaces
 from emulator.services import curated as curated_service
 from emulator.store.repositories import Repository
-from emulator.store.tables import Compute, Job
+from emulator.store.tables import Compute, Job, TrackedExperiment
 
 P = command_job.P
 # What a PUT on an existing job may change; everything else about a submitted job is fixed.
@@ -115,7 +115,16 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
               status_changed_at=now, history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(),
                                                "attempt": 0}])
     repo.add(job)
+    _experiment(repo, ref.key, props.get("experimentName") or command_job.DEFAULT_EXPERIMENT)
     return job, True
+
+
+def _experiment(repo: Repository, workspace_key: str, name: str) -> None:
+    """The job's experiment is the workspace's from its first job on (its id is known before MLflow makes it)."""
+    guid = tracking.experiment_guid(workspace_key, name)
+    if repo.tracked_experiment(workspace_key, guid) is None:
+        repo.add(TrackedExperiment(key=TrackedExperiment.key_of(workspace_key, guid), workspace_key=workspace_key,
+                                   name=name, mlflow_id=None))
 
 
 def _update(job: Job, props: dict, now: datetime) -> Job:

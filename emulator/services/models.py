@@ -21,12 +21,18 @@ def resolve(repo: Repository, ref: WorkspaceRef, spec: dict) -> dict:
     if source is None:
         datastores.resolve_uri(ref, spec["modelUri"], models.TARGET)
         return spec
+    uri, job = job_output_uri(repo, ref, source, models.TARGET)
+    return {**spec, "modelUri": uri, "jobName": job}
+
+
+def job_output_uri(repo: Repository, ref: WorkspaceRef, source: models.JobSource, target: str) -> tuple[str, str]:
+    """The datastore URI of a job's output (a model's path, or a job's input) and the job's name as stored:
+    the job must be there."""
     job = repo.job(ref.child_id("jobs", source.job))
     if job is None:
-        raise ValidationFailed(f"{models.TARGET} names job '{source.job}', which was not found in workspace "
-                               f"'{ref.name}'.", target=models.TARGET)
-    uri = models.job_output_uri(ref, job.name, job.body.get("outputs") or {}, source)
-    return {**spec, "modelUri": uri, "jobName": job.name}
+        raise ValidationFailed(f"{target} names job '{source.job}', which was not found in workspace "
+                               f"'{ref.name}'.", target=target)
+    return models.job_output_uri(ref, job.name, job.body.get("outputs") or {}, source, target), job.name
 
 
 def in_stage(rows: list[AssetVersion], stage: str | None) -> list[AssetVersion]:

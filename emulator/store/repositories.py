@@ -12,6 +12,7 @@ from emulator.store.tables import (
     OnlineEndpoint,
     Operation,
     Registry,
+    TrackedExperiment,
     TrackedRun,
     Workspace,
 )
@@ -127,6 +128,14 @@ class Repository:
     def tracked_runs_by_mlflow_id(self, workspace_key: str, run_ids: set[str]) -> list[TrackedRun]:
         query = select(TrackedRun).where(TrackedRun.workspace_key == workspace_key.lower(),
                                          TrackedRun.run_id.in_(sorted(run_ids)))
+        return list(self.session.scalars(query))
+
+    def tracked_experiment(self, workspace_key: str, guid: str) -> TrackedExperiment | None:
+        return self.session.get(TrackedExperiment, TrackedExperiment.key_of(workspace_key, guid))
+
+    def tracked_experiments_by_mlflow_id(self, workspace_key: str, ids: set[str]) -> list[TrackedExperiment]:
+        query = select(TrackedExperiment).where(TrackedExperiment.workspace_key == workspace_key.lower(),
+                                                TrackedExperiment.mlflow_id.in_(sorted(ids)))
         return list(self.session.scalars(query))
 
     def jobs(self, workspace_key: str) -> list[Job]:

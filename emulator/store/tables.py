@@ -154,6 +154,20 @@ class TrackedRun(Base):
     created_at: Mapped[datetime]
 
 
+class TrackedExperiment(Base):
+    """An experiment of a workspace: clients know it by a GUID (tracking.experiment_guid), MLflow by an id of its
+    own, made when MLflow first needs it (a job's experiment is recorded when the job is submitted)."""
+    __tablename__ = "tracked_experiments"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # <workspace key>/experiments/<guid>
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    name: Mapped[str]
+    mlflow_id: Mapped[str | None] = mapped_column(String, index=True)
+
+    @staticmethod
+    def key_of(workspace_key: str, guid: str) -> str:
+        return f"{workspace_key}/experiments/{guid}".lower()
+
+
 class OnlineEndpoint(Base):
     """A managed online endpoint: its keys and traffic, read by the scoring router."""
     __tablename__ = "online_endpoints"

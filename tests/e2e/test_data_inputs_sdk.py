@@ -1,5 +1,6 @@
 """Data assets through the unmodified azure-ai-ml SDK against the composed stack: a job reads a data asset
-named `azureml:<name>@latest` (and another by `azureml:<name>:<version>`) and writes what it read."""
+named `azureml:<name>@latest` (and another by `azureml:<name>:<version>`) and writes what it read; the next job
+reads that output as azureml://jobs/<job>/outputs/<output>/paths/<file>."""
 
 import uuid
 
@@ -43,3 +44,15 @@ def test_a_job_reads_the_latest_data_asset_version(ml_client, tmp_path):
     assert str(shown["rows"].path) == f"azureml:{name}:2" and str(shown["one"].path) == f"{file_name}:1"
     ml_client.jobs.download(job.name, download_path=str(tmp_path / "dl"), output_name="joined")
     assert (tmp_path / "dl" / "named-outputs" / "joined" / "joined.txt").read_text() == "alphabeta!"
+
+    # another job's output, named as Azure's docs name it, read by the next job
+    reread = ml_client.jobs.create_or_update(command(
+        command="tr a-z A-Z < ${{inputs.joined}} > ${{outputs.loud}}/loud.txt",
+        inputs={"joined": Input(type="uri_file", path=f"azureml://jobs/{job.name}/outputs/joined/paths/joined.txt")},
+        outputs={"loud": Output(type="uri_folder")},
+        environment=Environment(image="python:3.11-slim"), compute=CLUSTER))
+    status = wait_until(lambda: (s := ml_client.jobs.get(reread.name).status) in ("Completed", "Failed", "Canceled")
+                        and s, timeout=300, interval=1.0, message=f"job {reread.name} to end")
+    assert status == "Completed", ml_client.jobs.get(reread.name)
+    ml_client.jobs.download(reread.name, download_path=str(tmp_path / "dl2"), output_name="loud")
+    assert (tmp_path / "dl2" / "named-outputs" / "loud" / "loud.txt").read_text() == "ALPHABETA!"

@@ -1,15 +1,30 @@
 """MLflow tracking, as Azure ML users do it: a job logs with MLflow and nothing set by hand (the job is its run);
 the user's machine reads the same run through the workspace's tracking URI with azureml-mlflow installed."""
 
+import uuid
 from pathlib import Path
 
 import pytest
-from azure.ai.ml import load_job
+from azure.ai.ml import command, load_job
 
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_jobs" / "mlflow-train" / "job.yml"
+# autolog, with the variables Azure sets: MLflow itself checks that MLFLOW_EXPERIMENT_ID is the named experiment's
+AUTOLOG = """python -c '
+import os, mlflow
+from sklearn.datasets import load_iris
+from sklearn.linear_model import LogisticRegression
+mlflow.autolog()
+LogisticRegression(max_iter=200).fit(*load_iris(return_X_y=True))
+print("experiment", os.environ["MLFLOW_EXPERIMENT_ID"], mlflow.get_experiment_by_name(os.environ["MLFLOW_EXPERIMENT_NAME"]).experiment_id)
+'"""
+
+
+def _ended(ml_client, name: str, timeout: float = 900) -> str:
+    return wait_until(lambda: (s := ml_client.jobs.get(name).status) in ("Completed", "Failed", "Canceled") and s,
+                      timeout=timeout, interval=1, message=f"job {name} to end")
 
 
 def test_a_job_logs_to_mlflow_and_the_users_machine_reads_the_same_run(ml_client, job_dir, tmp_path):
@@ -46,3 +61,44 @@ def test_a_job_logs_to_mlflow_and_the_users_machine_reads_the_same_run(ml_client
     ml_client.models.download("amlemu-iris", model.version, download_path=str(tmp_path / "downloaded"))
     assert list((tmp_path / "downloaded").rglob("MLmodel"))
     assert MlflowClient().get_model_version("amlemu-iris", model.version).run_id == job.name
+    assert [m.name for m in MlflowClient().search_registered_models("name LIKE 'amlemu-%'")] == ["amlemu-iris"]
+    versions = MlflowClient().search_model_versions("name = 'amlemu-iris'")
+    assert versions[0].version == model.version and versions[0].run_id == job.name
+
+
+def test_autolog_jobs_that_never_log_and_metrics_after_a_restart(stack, ml_client, job_dir):
+    experiment = f"autolog-{uuid.uuid4().hex[:6]}"
+    logged = ml_client.jobs.create_or_update(command(command=AUTOLOG, environment="azureml:AzureML-sklearn-1.5@latest",
+                                                     experiment_name=experiment))
+    silent = ml_client.jobs.create_or_update(command(command="echo quiet", environment="azureml:AzureML-sklearn-1.5@latest",
+                                                     experiment_name=experiment))
+    for job in (logged, silent):
+        assert _ended(ml_client, job.name) == "Completed", (job_dir(job.name) / "user_logs" / "std_log.txt").read_text()
+    log = (job_dir(logged.name) / "user_logs" / "std_log.txt").read_text()
+
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    mlflow.set_tracking_uri(ml_client.workspaces.get(ml_client.workspace_name).mlflow_tracking_uri)
+    found = mlflow.get_experiment_by_name(experiment)
+    assert str(uuid.UUID(found.experiment_id)) == found.experiment_id  # a GUID, as Azure's are
+    assert f"experiment {found.experiment_id} {found.experiment_id}" in log  # the job's MLFLOW_EXPERIMENT_ID
+    runs = {r.info.run_id: r for r in mlflow.search_runs(experiment_ids=[found.experiment_id], output_format="list")}
+    assert runs.keys() == {logged.name, silent.name}  # a job that logged nothing is a run too, as in Azure
+    assert runs[silent.name].info.status == "FINISHED" and runs[silent.name].info.experiment_id == found.experiment_id
+    autologged = runs[logged.name].data
+    assert autologged.params["max_iter"] == "200" and "training_accuracy_score" in autologged.metrics
+    assert "estimator_name" in autologged.tags
+
+    stack.compose("restart", "mlflow", "api", capture=True)
+    assert stack.wait_healthy(timeout=120)
+    again = wait_until(lambda: _metrics(MlflowClient(), logged.name), timeout=120, interval=1,
+                       message="the tracking server to answer after its restart")
+    assert again == autologged.metrics  # kept in the MLflow server's database, in the stack's data folder
+
+
+def _metrics(client, run_id: str) -> dict | None:
+    try:
+        return client.get_run(run_id).data.metrics
+    except Exception:  # noqa: BLE001 - the server is still starting: asked again
+        return None

@@ -162,3 +162,47 @@ def test_a_data_path_or_download_input_climbing_out_of_the_datastore_is_refused(
     assert_arm_error(client.put(f"{JOBS}/escape", params=API, headers=auth, json=bad), 400,
                      target="properties.inputs.data.uri")
     assert not any("/data/escape/" in key for key, _ in _rows(app, AssetVersion)) and _rows(app, Job) == []
+
+
+@pytest.mark.usefixtures("ready")
+def test_a_job_input_naming_another_jobs_output_reads_where_it_was_written(app, client, auth):
+    put_job(client, auth, "maker", job_body(command="echo", outputs={"made": {"jobOutputType": "uri_folder"}}))
+    _input_job(client, auth, "user", "azureml://jobs/maker/outputs/made/paths/rows.csv", kind="uri_file")
+    _input_job(client, auth, "logs", "azureml://jobs/maker/outputs/artifacts/paths/outputs/")
+    with app.state.context.store.transaction() as repo:
+        read = command_job.input_uri(repo.job(REF.child_id("jobs", "user")).body, "data")
+        logs = command_job.input_uri(repo.job(REF.child_id("jobs", "logs")).body, "data")
+    assert read.endswith("/paths/azureml/maker/made/rows.csv"), read
+    assert logs.endswith("/paths/ExperimentRun/dcid.maker/outputs/"), logs
+
+
+@pytest.mark.usefixtures("ready")
+@pytest.mark.parametrize(("uri", "why"), [
+    ("azureml://jobs/nobody/outputs/made", "job 'nobody', which was not found"),
+    ("azureml://jobs/maker/outputs/other/paths/x", "has no output named 'other'"),
+    ("azureml://jobs/maker/outputs/made/paths/../../../../etc", ""),
+])
+def test_a_job_input_naming_a_missing_or_escaping_job_output_is_400(app, client, auth, uri, why):
+    put_job(client, auth, "maker", job_body(command="echo", outputs={"made": {"jobOutputType": "uri_folder"}}))
+    response = client.put(f"{JOBS}/reader", params=API, headers=auth,
+                          json=job_body(command="ls ${{inputs.data}}",
+                                        inputs={"data": {"jobInputType": "uri_folder", "uri": uri}}))
+    assert why in assert_arm_error(response, 400, target="properties.inputs.data.uri")["message"]
+    assert [key for key, _ in _rows(app, Job)] == [REF.child_id("jobs", "maker").lower()]
+
+
+@pytest.mark.usefixtures("ready")
+def test_a_jobs_experiment_is_the_workspaces_from_its_first_job_under_a_guid(app, client, auth):
+    from emulator.domain.jobs import tracking
+    from emulator.store.tables import TrackedExperiment
+
+    for name, experiment in (("a", "train"), ("b", "train"), ("c", "Default")):
+        put_job(client, auth, name, job_body(command="echo", experimentName=experiment))
+    rows = sorted((r.key, r.name, r.mlflow_id) for r in _all(app, TrackedExperiment))
+    assert rows == sorted((TrackedExperiment.key_of(REF.key, tracking.experiment_guid(REF.key, name)), name, None)
+                          for name in ("train", "Default"))  # MLflow's own id comes when MLflow makes it
+
+
+def _all(app, table) -> list:
+    with app.state.context.store.transaction() as repo:
+        return list(repo.session.query(table).all())

@@ -106,7 +106,8 @@ def tracking_env(ref: WorkspaceRef, job_name: str, experiment: str, settings: Se
         return {}
     host = f"{settings.jobs_api_host}:{settings.listen_port}"
     return {"MLFLOW_TRACKING_URI": tracking.tracking_uri(host, ref.arm_id), "MLFLOW_TRACKING_TOKEN": token,
-            "MLFLOW_RUN_ID": job_name, "MLFLOW_EXPERIMENT_NAME": experiment, "AZUREML_RUN_TOKEN": token,
+            "MLFLOW_RUN_ID": job_name, "MLFLOW_EXPERIMENT_NAME": experiment,
+            "MLFLOW_EXPERIMENT_ID": tracking.experiment_guid(ref.key, experiment), "AZUREML_RUN_TOKEN": token,
             "AZUREML_SERVICE_ENDPOINT": f"https://{host}", "AZUREML_DISCOVERY_SERVICE_ENDPOINT": f"https://{host}/discovery",
             "REQUESTS_CA_BUNDLE": CA_BUNDLE, "SSL_CERT_FILE": CA_BUNDLE,
             "AZUREML_CURRENT_CLOUD": "AzureCloud"}  # else the plugin asks management.azure.com for its cloud

@@ -32,8 +32,15 @@ class JobSource:
     path: str  # inside it, as given ("" for all of it)
 
 
+def job_output_source(uri: str) -> JobSource | None:
+    """The job output an azureml://jobs/... `uri` names (a model's path or a job's input), else None."""
+    if match := _JOB.fullmatch(uri):
+        return JobSource(match[1], match[2], match[3] or "")
+    return None
+
+
 def job_source(uri: str) -> JobSource | None:
-    """The job output `uri` names, or None when it is not a job's: then it must be a datastore URI."""
+    """The job output a model's `uri` names, or None when it is not a job's: then it must be a datastore URI."""
     if match := _JOB.fullmatch(uri):
         return JobSource(match[1], match[2], match[3] or "")
     if match := _RUN.fullmatch(uri):
@@ -58,17 +65,18 @@ def long_uri(ref: WorkspaceRef, where: datastores.BlobLocation, folder: bool = F
             f"/datastores/{_store(ref, where)}/paths/{where.blob}{suffix}")
 
 
-def job_output_uri(ref: WorkspaceRef, job: str, outputs: dict[str, dict], source: JobSource) -> str:
+def job_output_uri(ref: WorkspaceRef, job: str, outputs: dict[str, dict], source: JobSource,
+                   target: str = TARGET) -> str:
     """Where a job's output lives, given the job's stored outputs ({name: {jobOutputType, uri?}})."""
     if source.output.lower() == ARTIFACTS:
         base = artifacts.location(ref, job)
     elif source.output in outputs:
-        base = datastores.resolve_uri(ref, artifacts.output_uri(job, source.output, outputs[source.output]), TARGET)
+        base = datastores.resolve_uri(ref, artifacts.output_uri(job, source.output, outputs[source.output]), target)
     else:
         named = ", ".join(sorted(outputs)) or "none"
-        raise ValidationFailed(f"{TARGET}: job '{job}' has no output named '{source.output}' (its named outputs: "
-                               f"{named}; '{ARTIFACTS}' is its own ./outputs and logs).", target=TARGET)
+        raise ValidationFailed(f"{target}: job '{job}' has no output named '{source.output}' (its named outputs: "
+                               f"{named}; '{ARTIFACTS}' is its own ./outputs and logs).", target=target)
     inner = source.path.strip("/")
     # locate() checks the path's segments ('..' and the like), as for any datastore URI
-    where = datastores.locate(ref, _store(ref, base), "/".join(p for p in (base.blob, inner) if p), TARGET)
+    where = datastores.locate(ref, _store(ref, base), "/".join(p for p in (base.blob, inner) if p), target)
     return long_uri(ref, where, folder=not inner or source.path.endswith("/"))

@@ -15,7 +15,7 @@ from emulator.domain.jobs.command_job import DEFAULT_EXPERIMENT
 from emulator.errors import BadRequest, NotFound
 from emulator.services import tracking_models, workspaces
 from emulator.services.facade.base import Service
-from emulator.store.tables import Job, TrackedRun, Workspace
+from emulator.store.tables import Job, TrackedExperiment, TrackedRun, Workspace
 from emulator.tracking.mlflow_server import API, Answer, MlflowServer
 
 PREVIEW = "/api/2.0/preview/mlflow/runs/"  # Azure's two routes beside MLflow's own
@@ -51,12 +51,15 @@ class Tracking(Service):
             with self.in_workspace(ref) as (repo, _):
                 return tracking_models.serve(repo, ref, route, dict(params), message if isinstance(message, dict)
                                              else None, self.clock(), self.settings.data_dir)
+        asked = tracking.experiment_ids(message) | {v for k, v in params if k in tracking.EXPERIMENT_ID_KEYS}
+        experiments = self._experiments_of(workspace, space, asked)
+        if path.endswith("/runs/search"):
+            self._every_job_run(workspace, space, experiments)
         names = tracking.run_ids(message) | {v for k, v in params if k in tracking.RUN_ID_KEYS}
         to_mlflow = self._runs_of(workspace, space, names)
-        params = [(k, to_mlflow.get(v, v) if k in tracking.RUN_ID_KEYS else v) for k, v in params]
-        answer = self.server.call(space, method, path, params,
-                                  None if message is None else tracking.renamed(message, to_mlflow))
-        return self._told(workspace, answer, host)
+        answer = self.server.call(space, method, path, tracking.renamed_params(params, to_mlflow, experiments),
+                                  None if message is None else tracking.renamed(message, to_mlflow, experiments))
+        return self._told(workspace, space, answer, host)
 
     @staticmethod
     def _json(body: bytes) -> Any:
@@ -81,6 +84,49 @@ class Tracking(Service):
         return Answer(404, b'{"error_code": "ENDPOINT_NOT_FOUND", "message": "No such preview route."}',
                       "application/json")
 
+    def _experiments_of(self, workspace: Workspace, space: str, guids: set[str]) -> dict[str, str]:
+        """{experiment GUID: MLflow's id} for the GUIDs that are experiments of the workspace, made in MLflow if
+        new. An id that is no GUID of ours is MLflow's own, passed on as it is."""
+        with self.store.reading() as repo:
+            rows = {guid: row for guid in guids if (row := repo.tracked_experiment(workspace.key, guid))}
+        return {guid: row.mlflow_id or self._made_experiment(workspace, space, row.name) for guid, row in rows.items()}
+
+    def _mlflow_experiment(self, workspace: Workspace, space: str, name: str) -> str:
+        with self.store.reading() as repo:
+            row = repo.tracked_experiment(workspace.key, tracking.experiment_guid(workspace.key, name))
+        return row.mlflow_id if row is not None and row.mlflow_id else self._made_experiment(workspace, space, name)
+
+    def _made_experiment(self, workspace: Workspace, space: str, name: str) -> str:
+        """MLflow's id of the workspace's experiment `name` (made there if new), recorded beside its GUID."""
+        mlflow_id = self.server.experiment_id(space, name)
+        self._record(workspace, name, mlflow_id, live=True)
+        return mlflow_id
+
+    def _record(self, workspace: Workspace, name: str, mlflow_id: str, live: bool) -> bool:
+        """Whether `mlflow_id` is now the GUID's; `live`: MLflow's experiment of that name now, which replaces a
+        deleted one of the same name (a deleted one found later keeps MLflow's id)."""
+        key = TrackedExperiment.key_of(workspace.key, tracking.experiment_guid(workspace.key, name))
+        try:
+            with self.store.transaction() as repo:
+                row = repo.session.get(TrackedExperiment, key)
+                if row is None:
+                    repo.add(TrackedExperiment(key=key, workspace_key=workspace.key, name=name, mlflow_id=mlflow_id))
+                elif live or row.mlflow_id is None:
+                    row.mlflow_id = mlflow_id
+                return row is None or row.mlflow_id == mlflow_id
+        except IntegrityError:  # another request recorded it meanwhile
+            return False
+
+    def _every_job_run(self, workspace: Workspace, space: str, experiments: dict[str, str]) -> None:
+        """A search lists every job of the experiments searched, as Azure does: a job that never logged gets its
+        run now."""
+        with self.store.reading() as repo:
+            names = {row.name for guid in experiments if (row := repo.tracked_experiment(workspace.key, guid))}
+            jobs = {job.name for job in repo.jobs(workspace.key)
+                    if (job.body.get("experimentName") or DEFAULT_EXPERIMENT) in names
+                    and repo.tracked_run(job.key) is None}
+        self._runs_of(workspace, space, jobs)
+
     def _runs_of(self, workspace: Workspace, space: str, names: set[str]) -> dict[str, str]:
         """{job name: its MLflow run id} for the names that are jobs of the workspace, each run made if new."""
         found = {}
@@ -100,7 +146,7 @@ class Tracking(Service):
 
     def _new_run(self, workspace: Workspace, space: str, key: str, experiment: str, title: str, created: int) -> str:
         """The MLflow calls go outside the transaction; a run another request made meanwhile wins."""
-        experiment_id = self.server.experiment_id(space, experiment)
+        experiment_id = self._mlflow_experiment(workspace, space, experiment)
         run_id = self.server.create_run(space, experiment_id, title, created, {"mlflow.runName": title})
         try:
             with self.store.transaction() as repo:
@@ -112,10 +158,11 @@ class Tracking(Service):
             with self.store.transaction() as repo:
                 return repo.tracked_run(key).run_id
 
-    def _told(self, workspace: Workspace, answer: Answer, host: str) -> Answer:
+    def _told(self, workspace: Workspace, space: str, answer: Answer, host: str) -> Answer:
         if not answer.media_type.startswith("application/json") or not answer.body:
             return answer
         message = answer.json()
+        experiments = self._guids_of(workspace, space, tracking.experiment_ids(message))
         ids = tracking.run_ids(message)
         names, jobs = {}, {}
         with self.store.reading() as repo:
@@ -123,11 +170,23 @@ class Tracking(Service):
                 job = repo.job(run.key)
                 if job is not None:
                     names[run.run_id], jobs[job.name] = job.name, self._job_truth(job)
-        message = tracking.renamed(message, names)
+        message = tracking.renamed(message, names, experiments)
         arm_id = WorkspaceRef.of(workspace).arm_id
         for info in tracking.run_infos(message):
             tracking.told(info, lambda e, r: tracking.artifact_uri(host, arm_id, e, r), jobs.get(info["run_id"]))
         return Answer(answer.status, json.dumps(message).encode(), "application/json")
+
+    def _guids_of(self, workspace: Workspace, space: str, mlflow_ids: set[str]) -> dict[str, str]:
+        """{MLflow's experiment id: its GUID}; an experiment made through MLflow directly is recorded now."""
+        with self.store.reading() as repo:
+            rows = repo.tracked_experiments_by_mlflow_id(workspace.key, mlflow_ids) if mlflow_ids else []
+            known = {row.mlflow_id: tracking.experiment_guid(workspace.key, row.name) for row in rows}
+        for mlflow_id in mlflow_ids - known.keys():
+            found = self.server.call(space, "GET", f"{API}/experiments/get", [("experiment_id", mlflow_id)])
+            name = found.json()["experiment"]["name"] if found.status == 200 else None
+            if name is not None and self._record(workspace, name, mlflow_id, live=False):
+                known[mlflow_id] = tracking.experiment_guid(workspace.key, name)
+        return known
 
     @staticmethod
     def _job_truth(job: Job) -> dict:

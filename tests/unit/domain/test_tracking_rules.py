@@ -3,6 +3,8 @@ artifact URIs in RunHistory, registry sources, MLflow workspace names."""
 
 import re
 
+import pytest
+
 from emulator.domain.jobs import tracking
 
 WS = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/w"
@@ -16,6 +18,21 @@ def test_run_ids_are_found_and_renamed_at_any_depth_and_nothing_else_changes():
     assert renamed == {"run_id": "m1", "metrics": [{"key": "run_id", "value": 1}],
                        "runs": [{"info": {"run_uuid": "m2", "run_name": "job-a"}}]}
     assert tracking.renamed(message, {}) == message
+
+
+def test_experiment_ids_are_guids_of_workspace_and_name_renamed_with_the_runs():
+    guid = tracking.experiment_guid("/SUBSCRIPTIONS/S/x", "train")
+    assert guid == tracking.experiment_guid("/subscriptions/s/x", "train") != tracking.experiment_guid("/s/y", "train")
+    assert guid != tracking.experiment_guid("/subscriptions/s/x", "Train")  # MLflow's names keep their case
+    search = {"experiment_ids": [guid, "0"], "filter": "run_id = 'job-a'",
+              "runs": [{"info": {"run_id": "job-a", "experiment_id": guid}}]}
+    assert tracking.experiment_ids(search) == {guid, "0"}
+    assert tracking.renamed(search, {"job-a": "m1"}, {guid: "7"}) == {
+        "experiment_ids": ["7", "0"], "filter": "run_id = 'job-a'",
+        "runs": [{"info": {"run_id": "m1", "experiment_id": "7"}}]}
+    params = [("experiment_id", guid), ("run_id", "job-a"), ("max_results", "5")]
+    assert tracking.renamed_params(params, {"job-a": "m1"}, {guid: "7"}) == [
+        ("experiment_id", "7"), ("run_id", "m1"), ("max_results", "5")]
 
 
 def test_a_jobs_run_is_told_its_jobs_status_and_times_and_every_run_its_runhistory_artifacts():
@@ -63,3 +80,21 @@ def test_only_mlflows_tracking_routes_are_passed_on():
                  "/api/2.0/mlflow-artifacts/artifacts/x", "/api/2.0/mlflow/runs/get%2F..", "/api/2.0/mlflow/",
                  "/api/2.0/mlflow//runs", "/graphql"):
         assert not tracking.forwarded(path), path
+
+
+def test_registry_search_filters_as_azure_takes_them():
+    models = [{"name": "iris", "run_id": "job-a"}, {"name": "Iris-big", "run_id": "job-b"},
+              {"name": "wine", "tags": [{"key": "mlflow.prompt.is_prompt", "value": "true"}, {"key": "t", "value": "1"}]}]
+
+    def kept(text: str) -> list[str]:
+        return [m["name"] for m in models if tracking.search_filter(text)(m)]
+    assert kept("") == ["iris", "Iris-big", "wine"]
+    assert kept("name = 'iris'") == ["iris"] and kept('name="wine"') == ["wine"]
+    assert kept("name LIKE 'iris%'") == ["iris"] and kept("name ILIKE 'iris%'") == ["iris", "Iris-big"]
+    assert kept("name != 'iris' AND run_id = 'job-b'") == ["Iris-big"]
+    assert kept("name LIKE 'w_ne'") == ["wine"] and kept("name LIKE 'a.*'") == []
+    assert kept("tag.`mlflow.prompt.is_prompt` != 'true'") == ["iris", "Iris-big"]  # what MLflow's client adds
+    assert kept("tags.t = '1' AND name LIKE '%'") == ["wine"]
+    for bad in ("tags.x > 'y'", "name = iris", "name > 'a'", "params.x = '1'"):
+        with pytest.raises(ValueError, match="unsupported filter"):
+            tracking.search_filter(bad)
