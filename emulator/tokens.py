@@ -127,6 +127,12 @@ def management_audiences(own_urls: list[str]) -> tuple[str, ...]:
     return (*(url.rstrip("/") for url in own_urls), *ARM_AUDIENCES)
 
 
+def registry_audiences(own_urls: list[str]) -> tuple[str, ...]:
+    """Registries' discovery and data plane take Azure ML's data-plane tokens too: azure-ai-ml's share() discovers
+    the registry with a client asking for `https://ml.azure.com`."""
+    return (*management_audiences(own_urls), SCORING_AUDIENCE)
+
+
 def verify(secret: bytes, authorization: str | None, audiences: tuple[str, ...]) -> dict:
     """The claims of a valid bearer token for one of `audiences` (compared without a trailing slash)."""
     if not authorization:
@@ -151,7 +157,7 @@ def _wrong_audience(audience: str, audiences: tuple[str, ...]) -> str:
     allowed = "','".join(audiences)
     message = (f"The access token has been obtained for wrong audience or resource '{audience}'. "
                f"It should exactly match with one of the allowed audiences '{allowed}'.")
-    if SCORING_AUDIENCE in audiences:
+    if SCORING_AUDIENCE in audiences and not set(ARM_AUDIENCES) & set(audiences):
         return (message + " A management token is not accepted on a scoring URL: "
                 "ml_client.online_endpoints.get_keys gives the endpoint's token.")
     if audience.rstrip("/") in SCORING_AUDIENCES:

@@ -24,6 +24,7 @@ from emulator.api.routes import (
     locations,
     online_endpoints,
     registries,
+    registry_resources,
     run_artifacts,
     schedules,
     studio,
@@ -46,12 +47,12 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "versions", "startPendingUpload", "datastores", "listSecrets", "jobs", "cancel", "cancelStatus", "history",
     "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris",
     "onlineEndpoints", "listKeys", "regenerateKeys", "getLogs", "models", "registries", "registrymanagement",
-    "mferp", "managementfrontend", "components", "tempdatarefs", "import", "schedules", "diagnose",
+    "mferp", "managementfrontend", "components", "tempdatarefs", "datarefs", "import", "schedules", "diagnose",
     "resyncKeys")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
               "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs",
-              "onlineendpoints", "models", "registries", "components", "tempdatarefs", "schedules"}
+              "onlineendpoints", "models", "registries", "components", "tempdatarefs", "datarefs", "schedules"}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01", "2021-10-01-dataplanepreview", "v1.0"}
@@ -136,7 +137,7 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
     app.state.context = Context(settings=settings, secret=secret, services=services, clock=_now)
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
-                   registries.router, emulator.router, studio.router, tracking.router,
+                   registries.router, registry_resources.router, emulator.router, studio.router, tracking.router,
                    run_artifacts.router, schedules.router):
         app.include_router(router)
     errors.install(app)

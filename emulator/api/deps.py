@@ -37,6 +37,11 @@ def authorized(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) 
     return tokens.verify(ctx.secret, authorization, tokens.management_audiences(ctx.settings.own_urls))
 
 
+def registry_caller(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> dict:
+    """Registries' discovery and data plane: management tokens, and Azure ML's data-plane ones."""
+    return tokens.verify(ctx.secret, authorization, tokens.registry_audiences(ctx.settings.own_urls))
+
+
 def workspace_ref(subscription_id: str, resource_group: str, workspace_name: str) -> WorkspaceRef:
     return WorkspaceRef(subscription_id, resource_group, workspace_name)
 

@@ -10,6 +10,7 @@ class WorkspaceRef:
     subscription: str
     resource_group: str
     name: str
+    noun = "workspace"  # what messages call an asset's owner (registries hold assets too)
 
     @property
     def key(self) -> str:

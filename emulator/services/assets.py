@@ -1,13 +1,16 @@
 """Code, environment, model and data versions: store, read, list, dedupe by content hash, archive, and start blob
-uploads."""
+uploads. The owner is a workspace or a registry (`Owner`): the same rows, keyed under it; what a version's URIs
+may point at differs (a workspace's datastores, a registry's own storage: services/registry_assets)."""
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 from emulator.domain import payload
 from emulator.domain.assets import versioned
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.registries.ids import RegistryRef
 from emulator.domain.storage import blob_access, datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import data, models
@@ -22,6 +25,8 @@ _VALIDATORS = {CODES: versioned.code_version, ENVIRONMENTS: versioned.environmen
 _SPEC = {CODES: versioned.CODE_SPEC, ENVIRONMENTS: versioned.ENVIRONMENT_SPEC, MODELS: versioned.MODEL_SPEC,
          DATA: versioned.DATA_SPEC}
 _LABEL = {CODES: "Code", ENVIRONMENTS: "Environment", MODELS: "Model", DATA: "Data"}
+Owner = WorkspaceRef | RegistryRef
+Resolver = Callable[[Repository, Owner, dict, Path | None], dict]
 
 
 def _code(_repo: Repository, ref: WorkspaceRef, spec: dict, _data_dir: Path | None) -> dict:
@@ -46,29 +51,38 @@ PENDING_UPLOAD_TYPES = ("None", "TemporaryBlobReference")
 _ARCHIVED = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}  # by listViewType
 
 
-def get(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str) -> AssetVersion:
+def get(repo: Repository, ref: Owner, kind: str, name: str, version: str) -> AssetVersion:
     name = versioned.unprefixed(name)
     row = repo.asset_version(ref.child_id(kind, name) + f"/versions/{version}")
     if row is None:
-        raise NotFound(f"{_LABEL[kind]} '{name}' version '{version}' was not found in workspace '{ref.name}'.",
+        raise NotFound(f"{_LABEL[kind]} '{name}' version '{version}' was not found in {ref.noun} '{ref.name}'.",
                        target="version")
     return row
 
 
-def versions(repo: Repository, ref: WorkspaceRef, kind: str, name: str) -> list[AssetVersion]:
+def latest(repo: Repository, ref: Owner, kind: str, name: str) -> AssetVersion:
+    """What the label 'latest' means: the newest version not archived."""
+    active = [r for r in container(repo, ref, kind, name) if not r.body.get("isArchived")]
+    if not active:
+        raise NotFound(f"{_LABEL[kind]} '{name}' of {ref.noun} '{ref.name}' has no version that is not archived.",
+                       target="name")
+    return active[-1]
+
+
+def versions(repo: Repository, ref: Owner, kind: str, name: str) -> list[AssetVersion]:
     return repo.asset_versions(ref.key, kind, versioned.unprefixed(name))
 
 
-def container(repo: Repository, ref: WorkspaceRef, kind: str, name: str) -> list[AssetVersion]:
+def container(repo: Repository, ref: Owner, kind: str, name: str) -> list[AssetVersion]:
     """The versions of one named asset, oldest first; NotFound when there are none."""
     name = versioned.unprefixed(name)
     rows = repo.asset_versions(ref.key, kind, name)
     if not rows:
-        raise NotFound(f"{_LABEL[kind]} '{name}' was not found in workspace '{ref.name}'.", target="name")
+        raise NotFound(f"{_LABEL[kind]} '{name}' was not found in {ref.noun} '{ref.name}'.", target="name")
     return rows
 
 
-def containers(repo: Repository, ref: WorkspaceRef, kind: str, view: str) -> dict[str, list[AssetVersion]]:
+def containers(repo: Repository, ref: Owner, kind: str, view: str) -> dict[str, list[AssetVersion]]:
     """Every named asset of a kind with its versions, oldest first, in the listViewType `view`."""
     grouped: dict[str, list[AssetVersion]] = {}
     for row in repo.asset_versions(ref.key, kind):
@@ -77,7 +91,7 @@ def containers(repo: Repository, ref: WorkspaceRef, kind: str, view: str) -> dic
     return {key: rows for key, rows in grouped.items() if versioned.all_archived([r.body for r in rows]) in wanted}
 
 
-def set_archived(repo: Repository, ref: WorkspaceRef, kind: str, name: str, body: object,
+def set_archived(repo: Repository, ref: Owner, kind: str, name: str, body: object,
                  now: datetime) -> list[AssetVersion]:
     """A container PUT, as the SDK's archive and restore of a whole asset send it: Azure archives (or restores)
     every version. amlemu keeps no container apart from its versions, so there must be some."""
@@ -111,12 +125,13 @@ def _check_unchanged(row: AssetVersion, spec: dict, kind: str) -> None:
                            target=f"properties.{key}")
 
 
-def put(repo: Repository, ref: WorkspaceRef, kind: str, name: str, version: str, body: object,
-        now: datetime, data_dir: Path | None = None) -> tuple[AssetVersion, bool]:
+def put(repo: Repository, ref: Owner, kind: str, name: str, version: str, body: object,
+        now: datetime, data_dir: Path | None = None, resolve: Resolver | None = None) -> tuple[AssetVersion, bool]:
+    """`resolve`: the owner's check of the version's URIs (a workspace's by default)."""
     versioned.name(name)
     versioned.version(version)
     spec = _VALIDATORS[kind](body)
-    spec = _RESOLVERS[kind](repo, ref, spec, data_dir)
+    spec = (resolve or _RESOLVERS[kind])(repo, ref, spec, data_dir)
     key = (ref.child_id(kind, name) + f"/versions/{version}").lower()
     row = repo.asset_version(key)
     if row is not None:
@@ -144,14 +159,24 @@ def start_pending_upload(settings: Settings, secret: bytes, ref: WorkspaceRef, w
         raise ValidationFailed(f"pendingUploadType must be one of {', '.join(PENDING_UPLOAD_TYPES)}, "
                                f"got {upload_type!r}.", target="pendingUploadType")
     upload_id = payload.string(body.get("pendingUploadId"), "pendingUploadId") or str(uuid.uuid4())
-    account, container_name = blob_access.workspace_account(ref), str(uuid.uuid4())
+    reference = blob_reference(settings, secret, ref, blob_access.workspace_account(ref), str(uuid.uuid4()), now)
+    return {"blobReferenceForConsumption": reference, "pendingUploadId": upload_id, "pendingUploadType": upload_type}
+
+
+def blob_reference(settings: Settings, secret: bytes, ref: Owner, account: str, container_name: str,
+                   now: datetime, host_style: bool = False) -> dict:
+    """A container of the owner's storage account (made if missing) and a SAS for it, as Azure's
+    BlobReferenceForConsumption describes them: path-style, or host-style (https://<account>.blob.<suffix>/...,
+    whose first path segment the SDK reads as the container when it downloads a registry's files)."""
     BlobStore(settings.data_dir).create_container(account, container_name)
-    # The SDK uploads through sasUri (path-style: reachable without resolving <account>.blob names) and names the
-    # code version after blobUri, which its code download parses.
     sas = blob_access.mint(secret, account, container_name, now)
-    return {"blobReferenceForConsumption": {
-                "blobUri": blob_access.azure_container_url(account, container_name),
-                "storageAccountArmId": blob_access.account_id(ref.subscription, ref.resource_group, account),
-                "credential": {"credentialType": "SAS",
-                               "sasUri": f"{settings.public_url}/blob/{account}/{container_name}?{sas}"}},
-            "pendingUploadId": upload_id, "pendingUploadType": upload_type}
+    account_id = blob_access.account_id(ref.subscription, ref.resource_group, account)
+    if host_style:
+        blob_uri = f"https://{account}.blob.{settings.public_netloc}/{container_name}"
+        return {"blobUri": blob_uri, "storageAccountArmId": account_id,
+                "credential": {"credentialType": "SAS", "sasUri": f"{blob_uri}?{sas}"}}
+    # A workspace's upload goes through sasUri (path-style: reachable without resolving <account>.blob names), and
+    # the code version is named after blobUri, in the one form the SDK's code download parses.
+    return {"blobUri": blob_access.azure_container_url(account, container_name), "storageAccountArmId": account_id,
+            "credential": {"credentialType": "SAS",
+                           "sasUri": f"{settings.public_url}/blob/{account}/{container_name}?{sas}"}}

@@ -13,10 +13,11 @@ from emulator import confined, tokens
 from emulator.domain import payload
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
+from emulator.domain.registries import ids as registry_ids
 from emulator.domain.serving import deployments, endpoints
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, PathEscape, ValidationFailed
-from emulator.services import assets, models, operations
+from emulator.services import assets, models, operations, registry_assets
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, OnlineDeployment, OnlineEndpoint, Operation, Workspace
@@ -165,6 +166,10 @@ class Assets:
 
 def _asset(repo: Repository, ref: WorkspaceRef, stored: dict, field: str, target: str) -> AssetVersion:
     asset = deployments.AssetRef(**stored["refs"][field])
+    if asset.registry is not None:
+        named = registry_ids.AssetRef(asset.registry, asset.kind, asset.name, asset.version,
+                                      None if asset.version else "latest")
+        return registry_assets.find(repo, named, target)
     try:
         return assets.get(repo, ref, asset.kind, asset.name, asset.version)
     except NotFound as exc:
@@ -218,7 +223,10 @@ def put_deployment(repo: Repository, settings: Settings, ref: WorkspaceRef, endp
     endpoints.deployment_name(name)
     stored = deployments.validated(body)
     stored["location"] = stored["location"] or parent.location
-    _check_runnable(settings, ref, stored, resolve(repo, ref, stored))
+    found = resolve(repo, ref, stored)
+    for field in ("model", "environment"):  # a registry's label means the version it names now, as in Azure
+        stored["refs"][field]["version"] = getattr(found, field).version
+    _check_runnable(settings, ref, stored, found)
     key = f"{parent.key}/deployments/{name}".lower()
     row = repo.online_deployment(key)
     if row is None:

@@ -9,9 +9,10 @@ from emulator.domain.assets import curated
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job, schedules, tracking
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
+from emulator.domain.registries import ids as registry_ids
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import assets, computes, data, job_outputs, serverless, workspaces
+from emulator.services import assets, computes, data, job_outputs, registry_assets, serverless, workspaces
 from emulator.services import curated as curated_service
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, TrackedExperiment
@@ -58,9 +59,9 @@ def _compute(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec) -> 
 
 
 def _asset(repo: Repository, ref: WorkspaceRef, arm_id: str, kind: str, target: str) -> None:
-    if arm_id.lower().startswith("azureml://registries/"):
-        raise ValidationFailed(f"{target} names a registry asset ({arm_id}); registries are not reachable offline. "
-                               "Register the asset in the workspace instead.", target=target)
+    if registry_ids.is_asset_id(arm_id):
+        raise ValidationFailed(f"{target} names a registry asset ({arm_id}); a job takes its environment from a "
+                               f"registry, its {kind} from its workspace.", target=target)
     name, version = command_job.version_ref(arm_id, kind, target)
     try:
         assets.get(repo, ref, kind, name, version)
@@ -103,6 +104,10 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
         _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")
     if reference := curated.parse(spec.environment_id, f"{P}.environmentId"):
         props["environmentId"] = curated_service.environment_id(repo, ref, reference, now)
+    elif registry_ids.is_asset_id(spec.environment_id):
+        target = f"{P}.environmentId"
+        named = registry_ids.asset_ref(spec.environment_id, assets.ENVIRONMENTS, target)
+        props[command_job.RESOLVED_ENVIRONMENT] = registry_assets.find(repo, named, target).key
     else:
         _asset(repo, ref, spec.environment_id, assets.ENVIRONMENTS, f"{P}.environmentId")
     job = Job(key=ref.child_id("jobs", name).lower(), workspace_key=ref.key, name=name, compute_key=compute.key,

@@ -6,6 +6,8 @@ from pathlib import Path
 from emulator.domain.assets import models, versioned
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
+from emulator.domain.registries import ids as registry_ids
+from emulator.domain.registries import storage as registry_storage
 from emulator.domain.storage import datastores
 from emulator.errors import NotFound, ValidationFailed
 from emulator.store.repositories import Repository
@@ -41,7 +43,11 @@ def in_stage(rows: list[AssetVersion], stage: str | None) -> list[AssetVersion]:
 
 
 def relative_path(ref: WorkspaceRef, row: AssetVersion) -> str:
-    """The model's file or folder relative to the data directory, as job mounts name their sources."""
+    """The model's file or folder relative to the data directory, as job mounts name their sources: in the
+    workspace's datastores, or in its registry's storage when a deployment of `ref` uses a registry's model."""
+    registry = registry_ids.owner_of(row.workspace_key)
+    if registry is not None:
+        return artifacts.blob_dir(registry_storage.location(registry, row.body["modelUri"], models.TARGET))
     return artifacts.blob_dir(datastores.resolve_uri(ref, row.body["modelUri"], models.TARGET))
 
 

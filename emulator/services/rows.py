@@ -9,9 +9,10 @@ from emulator.store.tables import (
     OnlineDeployment,
     OnlineEndpoint,
     Operation,
+    Registry,
     Schedule,
     Workspace,
 )
 
-__all__ = ["AssetVersion", "Compute", "Job", "Node", "OnlineDeployment", "OnlineEndpoint", "Operation", "Schedule",
-           "Workspace"]
+__all__ = ["AssetVersion", "Compute", "Job", "Node", "OnlineDeployment", "OnlineEndpoint", "Operation", "Registry",
+           "Schedule", "Workspace"]

@@ -14,6 +14,7 @@ from emulator.store.tables import (
     OnlineDeployment,
     OnlineEndpoint,
     Operation,
+    Registry,
     Schedule,
     TrackedExperiment,
     TrackedRun,
@@ -98,7 +99,21 @@ class Repository:
                                         Operation.status == "InProgress")
         return list(self.session.scalars(query))
 
-    # versioned assets (codes, environments)
+    # registries
+    def registry(self, key: str) -> Registry | None:
+        return self.session.get(Registry, key.lower())
+
+    def registry_named(self, name: str) -> Registry | None:
+        query = select(Registry).where(func.lower(Registry.name) == name.lower())
+        return self.session.scalars(query).first()
+
+    def registries(self, subscription: str, resource_group: str | None = None) -> list[Registry]:
+        query = select(Registry).where(func.lower(Registry.subscription) == subscription.lower())
+        if resource_group is not None:
+            query = query.where(func.lower(Registry.resource_group) == resource_group.lower())
+        return list(self.session.scalars(query.order_by(Registry.created_at)))
+
+    # versioned assets (codes, environments, models, data) of a workspace or a registry
     def asset_version(self, key: str) -> AssetVersion | None:
         return self.session.get(AssetVersion, key.lower())
 
@@ -110,8 +125,8 @@ class Repository:
             query = query.where(func.lower(AssetVersion.name) == name.lower())
         return list(self.session.scalars(query.order_by(AssetVersion.created_at, AssetVersion.key)))
 
-    def all_asset_versions(self, workspace_key: str) -> list[AssetVersion]:
-        return list(self.session.scalars(select(AssetVersion).where(AssetVersion.workspace_key == workspace_key)))
+    def all_asset_versions(self, owner_key: str) -> list[AssetVersion]:
+        return list(self.session.scalars(select(AssetVersion).where(AssetVersion.workspace_key == owner_key)))
 
     def assets_by_hash(self, workspace_key: str, kind: str, content_hash: str,
                        hash_version: str | None) -> list[AssetVersion]:

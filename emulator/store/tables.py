@@ -90,11 +90,25 @@ class Operation(Base):
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
+class Registry(Base):
+    """A user's registry: assets shared by every workspace (its versions are AssetVersion rows it owns)."""
+    __tablename__ = "registries"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    subscription: Mapped[str]
+    resource_group: Mapped[str]
+    name: Mapped[str] = mapped_column(String, unique=True)  # global, as Azure's: discovery finds one by name alone
+    location: Mapped[str]
+    body: Mapped[dict]  # the PUT body, validated (domain/registries/resource.py)
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]
+
+
 class AssetVersion(Base):
-    """A versioned workspace asset (code, environment): the validated PUT body, keyed by its ARM id."""
+    """A versioned asset (code, environment, model, data) of a workspace or a registry: the validated PUT body,
+    keyed by its ARM id."""
     __tablename__ = "asset_versions"
     key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id of the version
-    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    workspace_key: Mapped[str] = mapped_column(String, index=True)  # its owner's key: a workspace's or a registry's
     kind: Mapped[str]  # the ARM collection: "codes", "environments"
     name: Mapped[str]
     version: Mapped[str]

@@ -37,3 +37,22 @@ def test_sdk_reads_the_curated_environments_through_the_azureml_registry(live_ap
     for refused in (seen["create"], seen["archive"]):
         assert "AuthorizationFailed" in refused and "read-only" in refused
     assert "ResourceNotFound" in seen["unknown_registry"] and "'contoso'" in seen["unknown_registry"]
+
+
+def test_sdk_makes_uses_and_deletes_a_registry_of_its_own(live_api, tmp_path):
+    env = {**clean_env(), **live_api.env_vars()}
+    result = subprocess.run([sys.executable, str(PROBE.with_name("user_registry_probe.py")), str(tmp_path)], env=env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    # the JSON is the last line, after the colour codes the SDK's upload progress leaves on stdout
+    seen = json.loads(result.stdout[result.stdout.rindex('{"regions"'):])
+    assert seen["regions"] == ["westeurope", "eastus"]
+    assert seen["listed"] == seen["in_subscription"] == ["probe-reg"]
+    assert (seen["latest"], seen["versions"], seen["models"], seen["data"]) == ("2", ["1", "2"], ["clf"], ["rows"])
+    assert seen["environments"] == ["env", "team-env"]
+    assert seen["shared"] == "azureml://registries/probe-reg/environments/team-env/versions/1"
+    assert seen["downloaded"] == ["clf/model.pkl"]
+    assert "ResourceNotFound" in seen["unknown_version"] and "'9'" in seen["unknown_version"]
+    assert "registryName" in seen["bad_name"] or "Invalid registry name" in seen["bad_name"]
+    assert "Conflict" in seen["builtin_name"] and "Azure ML's own" in seen["builtin_name"]
+    assert seen["after_delete"] == [] and "ResourceNotFound" in seen["gone"] and "probe-reg" in seen["gone"]

@@ -4,7 +4,7 @@ from emulator import tokens
 from emulator.api.arm.envelope import system_data, workspace_id
 from emulator.domain.ids import PROVIDER
 from emulator.domain.jobs import tracking
-from emulator.domain.jobs.command_job import RESOLVED_INPUTS
+from emulator.domain.jobs.command_job import PRIVATE
 from emulator.services.rows import Job, Workspace
 from emulator.settings import Settings
 
@@ -22,7 +22,7 @@ def job(row: Job, workspace: Workspace, settings: Settings, secret: bytes) -> di
                              "endpoint": tracking.tracking_uri(settings.public_netloc, workspace_id(workspace)) + "?",
                              "status": None,
                              "errorMessage": None, "properties": None, "port": None}}
-    shown = {k: v for k, v in row.body.items() if k != RESOLVED_INPUTS}
+    shown = {k: v for k, v in row.body.items() if k not in PRIVATE}
     props = {**shown, "status": row.status, "services": services}
     return {"id": arm_id, "name": row.name, "type": f"{PROVIDER}/workspaces/jobs",
             "systemData": system_data(row.created_at, row.modified_at), "properties": props}

@@ -184,7 +184,7 @@ class JobReconciler:
             transition(job, S.STARTING, now)
         if job.status == S.STARTING:
             transition(job, S.PREPARING, now)
-        environment = repo.asset_version(job.body["environmentId"])
+        environment = repo.asset_version(job_rules.environment_key(job.body))
         if environment is None:
             self._fail(job, now, f"The environment {job.body['environmentId']} no longer exists.")
             return

@@ -80,14 +80,10 @@ _REGISTRY_FORM = re.compile(r"^azureml://registries/(?P<registry>[^/]+)/environm
 
 
 def parse(environment_id: str, target: str) -> Reference | None:
-    """The curated environment a job names, or None when it names a workspace environment."""
+    """The curated environment a job names, or None when it names another (a workspace's, a user registry's)."""
     if match := _WORKSPACE_FORM.match(environment_id):
         name, registry = match["name"][len(WORKSPACE_PREFIX):], False
-    elif match := _REGISTRY_FORM.match(environment_id):
-        if match["registry"].lower() != REGISTRY:
-            raise ValidationFailed(f"{target} names an environment of registry '{match['registry']}', which cannot "
-                                   "be reached offline; only the azureml registry's curated environments are served "
-                                   "here. Register the environment in the workspace instead.", target=target)
+    elif (match := _REGISTRY_FORM.match(environment_id)) and match["registry"].lower() == REGISTRY:
         name, registry = match["name"], True
     else:
         return None

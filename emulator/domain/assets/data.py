@@ -35,9 +35,11 @@ def _data_type(value: object) -> str:
 
 
 def _data_uri(value: object) -> str:
-    """A datastore URI; web URLs (external data) are not emulated: a job could not reach them offline."""
+    """A datastore URI, or (in a registry, which has no datastores) a blob URL of its storage: the owner's
+    resolver checks which. Other web URLs (external data) are not emulated as assets."""
     uri = payload.required_string(value, TARGET)
-    if not uri.lower().startswith("azureml://datastores/") and not uri.lower().startswith("azureml://subscriptions/"):
+    lowered = uri.lower()
+    if not lowered.startswith(("azureml://datastores/", "azureml://subscriptions/", "https://")):
         raise ValidationFailed(f"{TARGET} must be a datastore URI ({datastores.SHORT_FORM} or "
                                f"{datastores.LONG_FORM}), got {uri[:200]!r}: amlemu keeps data in the workspace's "
                                "datastores (the SDK uploads a local path there first).", target=TARGET)

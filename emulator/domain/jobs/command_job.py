@@ -25,6 +25,10 @@ P = "properties"
 # Kept in the stored body, never shown: {input: datastore URI} for the inputs naming a data asset, resolved
 # at submit (the input itself keeps what the user sent, as Azure shows it).
 RESOLVED_INPUTS = "amlemuInputDataUris"
+# The stored key of the environment version a registry reference (azureml://registries/...) resolved to at submit:
+# the job keeps showing the reference as given, and runs what it meant then.
+RESOLVED_ENVIRONMENT = "amlemuEnvironmentKey"
+PRIVATE = (RESOLVED_INPUTS, RESOLVED_ENVIRONMENT)  # the emulator's own, never shown
 
 
 @dataclass(frozen=True)
@@ -155,13 +159,19 @@ def parse(body: object) -> tuple[dict, JobSpec]:
                  isArchived=bool(props.get("isArchived", False)))
     preemption.job_choice(props["properties"])  # the job's own onPreemption, checked now rather than when it bites
     props.pop("status", None)  # read-only
-    props.pop(RESOLVED_INPUTS, None)  # the emulator's own
+    for key in PRIVATE:  # the emulator's own
+        props.pop(key, None)
     return props, spec
 
 
 def input_uri(props: dict, name: str) -> str:
     """Where a stored job's (non-literal) input reads from: a data asset's files, or its uri as given."""
     return props.get(RESOLVED_INPUTS, {}).get(name) or props["inputs"][name]["uri"]
+
+
+def environment_key(props: dict) -> str:
+    """The stored environment version a stored job runs in."""
+    return props.get(RESOLVED_ENVIRONMENT) or props["environmentId"]
 
 
 def spec_of(props: dict) -> JobSpec:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from emulator.domain import durations, payload
 from emulator.domain.compute import vm_sizes
+from emulator.domain.registries import ids as registry_ids
 from emulator.errors import ValidationFailed
 
 P = "properties"
@@ -33,12 +34,17 @@ class Probe:
 class AssetRef:
     kind: str
     name: str
-    version: str
+    version: str | None  # None: a registry's label 'latest', pinned when the deployment is stored
+    registry: str | None = None  # a user registry's asset (azureml://registries/...), else the workspace's
 
 
 def asset_ref(value: object, kind: str, target: str) -> AssetRef:
-    """An asset version named by its ARM id, as the SDK sends model, codeId and environmentId."""
+    """An asset version named by its ARM id, as the SDK sends model, codeId and environmentId, or a model or
+    environment of a registry by its azureml://registries/... id."""
     text = payload.required_string(value, target)
+    if kind != "codes" and registry_ids.is_asset_id(text):
+        named = registry_ids.asset_ref(text, kind, target)
+        return AssetRef(kind, named.name, named.version, named.registry)
     match = _VERSION_ID.fullmatch(text.strip())
     if not match or match["kind"].lower() != kind:
         raise ValidationFailed(f"{target} must be the ARM id of a {kind[:-1]} version "

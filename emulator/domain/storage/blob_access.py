@@ -131,8 +131,18 @@ def workspace_account(ref: WorkspaceRef) -> str:
     letters and digits of its name, then 16 hex digits of a hash of its full, lower-cased ARM id: 16 to 24
     characters, [a-z0-9]. Accounts of two workspaces with names of the same stem differ in the hash, and of
     stems of different lengths in their length; a hash collision is refused when a workspace is created."""
-    stem = "".join(c for c in ref.name.lower() if c.isascii() and c.isalnum())[:8]
-    return stem + hashlib.sha256(ref.key.encode()).hexdigest()[:16]
+    return _account(ref.name, ref.key)
+
+
+def registry_account(ref) -> str:
+    """The storage account of a registry (a RegistryRef: its assets' files), named as a workspace's is from
+    its ARM id, which differs from any workspace's in its `/registries/` segment."""
+    return _account(ref.name, ref.key)
+
+
+def _account(name: str, key: str) -> str:
+    stem = "".join(c for c in name.lower() if c.isascii() and c.isalnum())[:8]
+    return stem + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def account_id(subscription: str, resource_group: str, account: str) -> str:

@@ -24,15 +24,16 @@ def test_both_spellings_name_a_family_and_a_version(named, family, version, regi
 
 
 @pytest.mark.parametrize("named", ["/subscriptions/s/resourceGroups/r/providers/p/workspaces/w/environments/e/"
-                                   "versions/1", "azureml:my-env:1", "azureml:my-env@latest"])
-def test_a_workspace_environment_is_no_curated_one(named):
+                                   "versions/1", "azureml:my-env:1", "azureml:my-env@latest",
+                                   # a user registry's: services/registry_assets finds it
+                                   "azureml://registries/contoso/environments/sklearn-1.5/labels/latest"])
+def test_a_workspace_or_user_registry_environment_is_no_curated_one(named):
     assert curated.parse(named, T) is None
 
 
 @pytest.mark.parametrize(("named", "says"), [
     ("azureml:AzureML-sklearn-9.9@latest", "sklearn-1.5"),  # lists what is known
     ("azureml://registries/azureml/environments/nope/labels/latest", "lightgbm-3.3"),
-    ("azureml://registries/contoso/environments/sklearn-1.5/labels/latest", "contoso"),
     ("azureml:AzureML-sklearn-1.5@prod", "'latest' only"),
 ])
 def test_unknown_names_registries_and_labels_are_refused_naming_the_field(named, says):

@@ -29,7 +29,7 @@ def test_data_version_keeps_what_the_sdk_reads_back():
     ({"dataType": None}, "properties.dataType"),
     ({"dataType": "tabular"}, "properties.dataType"),
     ({"dataUri": None}, "properties.dataUri"),
-    ({"dataUri": "https://example.com/data.csv"}, "properties.dataUri"),
+    ({"dataUri": "http://example.com/data.csv"}, "properties.dataUri"),  # https: the owner's storage decides
     ({"dataUri": "./local/folder"}, "properties.dataUri"),
     ({"referencedUris": "rows.csv"}, "properties.referencedUris"),
     ({"referencedUris": [1]}, "properties.referencedUris"),

@@ -101,7 +101,7 @@ def test_a_deployment_gets_azures_defaults():
     assert props["livenessProbe"] == deployments.DEFAULT_PROBE == props["readinessProbe"]
     assert props["requestSettings"]["maxConcurrentRequestsPerInstance"] == 1
     assert stored["sku"]["capacity"] == 2 and props["instanceType"] == "Standard_DS2_v2"
-    assert stored["refs"]["model"] == {"kind": "models", "name": "m", "version": "1"}
+    assert stored["refs"]["model"] == {"kind": "models", "name": "m", "version": "1", "registry": None}
     probe = deployments.probe({**deployments.DEFAULT_PROBE, "initialDelay": "PT1S", "period": "PT0.5S"})
     assert (probe.initial_delay, probe.period, probe.failure_threshold) == (1, 0.5, 30)
 

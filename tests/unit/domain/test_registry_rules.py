@@ -33,7 +33,7 @@ def test_ids_are_the_forms_the_sdk_and_jobs_read():
 
 
 def test_discovery_gives_the_scope_and_the_data_plane_host():
-    doc = ids.discovery(REF, "local", "https://localhost:8443/", "tenant")
+    doc = ids.discovery(REF, ["local"], "https://localhost:8443/", "tenant")
     assert (doc["subscriptionId"], doc["resourceGroup"], doc["registryName"]) == ("sub", "rg", "azureml")
     assert doc["primaryRegionResourceProviderUri"].endswith("/") and doc["regions"] == ["local"]
 
