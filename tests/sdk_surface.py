@@ -25,8 +25,8 @@ class Group:
 
 
 SURFACE = (
-    Group("workspaces", ("begin_create", "get", "list", "begin_update", "begin_delete"),
-          ("get_keys", "begin_sync_keys", "begin_diagnose", "begin_provision_network")),
+    Group("workspaces", ("begin_create", "get", "list", "begin_update", "get_keys", "begin_sync_keys",
+                         "begin_diagnose", "begin_delete"), ("begin_provision_network",)),
     Group("compute", ("begin_create_or_update", "get", "begin_stop", "begin_start", "begin_restart", "list",
                       "list_nodes", "list_sizes", "list_usage", "begin_update", "begin_delete"), ("enable_sso",),
           note="AmlCompute clusters and compute instances (stop, start and restart are the instances')"),
@@ -44,9 +44,11 @@ SURFACE = (
     Group("components", (), ("create_or_update", "get", "list")),
     Group("batch_endpoints", (), ("begin_create_or_update", "get", "list", "begin_delete")),
     Group("batch_deployments", (), ("get", "list")),
-    Group("registries", (), ("get", "list"),
-          note='`MLClient(..., registry_name="azureml")` reads the curated environments'),
-    Group("schedules", (), ("begin_create_or_update", "get", "list", "begin_delete")),
+    Group("registries", ("begin_create", "get", "list", "begin_delete"),
+          note='`MLClient(..., registry_name=...)` for models, environments and data; `azureml` holds the curated '
+               'environments, read-only'),
+    Group("schedules", ("begin_create_or_update", "get", "list", "begin_disable", "begin_enable", "begin_delete"),
+          note="job schedules (cron and recurrence)"),
     Group("connections", (), ("create_or_update", "get", "list", "delete")),
     Group("serverless_endpoints", (), ("get", "list")),
     Group("marketplace_subscriptions", (), ("list",)),

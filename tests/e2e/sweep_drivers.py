@@ -23,6 +23,7 @@ from azure.ai.ml.entities import (
     ManagedOnlineEndpoint,
     Model,
     PatTokenConfiguration,
+    Registry,
     Workspace,
     WorkspaceConnection,
 )
@@ -270,12 +271,18 @@ DRIVERS = {
                         "begin_delete": lambda s: s.ml.batch_endpoints.begin_delete(_endpoint(s, "batch")).result()},
     "batch_deployments": {"get": lambda s: s.ml.batch_deployments.get("blue", _endpoint(s, "batch")),
                           "list": lambda s: list(s.ml.batch_deployments.list(_endpoint(s, "batch")))},
-    "registries": {"get": lambda s: s.ml.registries.get(s.name("reg")), "list": lambda s: list(s.ml.registries.list())},
+    "registries": {"begin_create": lambda s: s.ml.registries.begin_create(Registry(
+                       name=s.name("reg"), location="westeurope")).result(),
+                   "get": lambda s: s.ml.registries.get(s.name("reg")),
+                   "list": lambda s: list(s.ml.registries.list()),
+                   "begin_delete": lambda s: s.ml.registries.begin_delete(name=s.name("reg")).result()},
     "schedules": {"begin_create_or_update": lambda s: s.ml.schedules.begin_create_or_update(JobSchedule(
                       name=s.name("sched"), trigger=CronTrigger(expression="0 0 * * *"),
                       create_job=f"{_workspace_id(s)}/jobs/{s.name('job')}")).result(),
                   "get": lambda s: s.ml.schedules.get(s.name("sched")),
                   "list": lambda s: list(s.ml.schedules.list()),
+                  "begin_disable": lambda s: s.ml.schedules.begin_disable(s.name("sched")).result(),
+                  "begin_enable": lambda s: s.ml.schedules.begin_enable(s.name("sched")).result(),
                   "begin_delete": lambda s: s.ml.schedules.begin_delete(s.name("sched")).result()},
     "connections": {"create_or_update": lambda s: s.ml.connections.create_or_update(WorkspaceConnection(
                         name=s.name("conn"), type="git", target="https://git.example/repo.git",

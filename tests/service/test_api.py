@@ -774,7 +774,7 @@ ROUTE_CASES = [
     ("DELETE", f"{LOCATION_PATH}/vmSizes", *UNSUPPORTED, "DELETE vm sizes of location"),
     ("PUT", f"{LOCATION_PATH}/usages", *UNSUPPORTED, "PUT usages of location"),
     ("PUT", f"{WS_PATH}/batchEndpoints/scorer", *UNSUPPORTED, "create or update batch endpoint 'scorer'"),
-    ("GET", f"{WS_PATH}/schedules", *UNSUPPORTED, "list schedules of workspace 'amlemu'"),
+    ("GET", f"{WS_PATH}/batchEndpoints", *UNSUPPORTED, "list batch endpoints of workspace 'amlemu'"),
     # one named resource of a kind amlemu cannot make: Azure's 404 for a resource that does not exist
     ("GET", f"{WS_PATH}/components/train", 404, "ResourceNotFound", "get component 'train' of workspace"),
     ("POST", "/msi/token", 405, "MethodNotAllowed", "POST"),
