@@ -24,6 +24,7 @@ from azure.ai.ml.entities import (
     Model,
     PatTokenConfiguration,
     Registry,
+    RegistryRegionDetails,
     Workspace,
     WorkspaceConnection,
 )
@@ -167,6 +168,11 @@ def job_create(s: Sweep):
     return job
 
 
+def _a_job(s: Sweep) -> str:
+    """The sweep's job (made now when the schedules group runs alone)."""
+    return s.made.get("job") or job_create(s).name
+
+
 def job_stream(s: Sweep):
     s.ml.jobs.stream(s.made["job"])
     job = s.ml.jobs.get(s.made["job"])
@@ -272,13 +278,14 @@ DRIVERS = {
     "batch_deployments": {"get": lambda s: s.ml.batch_deployments.get("blue", _endpoint(s, "batch")),
                           "list": lambda s: list(s.ml.batch_deployments.list(_endpoint(s, "batch")))},
     "registries": {"begin_create": lambda s: s.ml.registries.begin_create(Registry(
-                       name=s.name("reg"), location="westeurope")).result(),
+                       name=s.name("reg"), location="westeurope",
+                       replication_locations=[RegistryRegionDetails(location="westeurope")])).result(),
                    "get": lambda s: s.ml.registries.get(s.name("reg")),
                    "list": lambda s: list(s.ml.registries.list()),
                    "begin_delete": lambda s: s.ml.registries.begin_delete(name=s.name("reg")).result()},
     "schedules": {"begin_create_or_update": lambda s: s.ml.schedules.begin_create_or_update(JobSchedule(
                       name=s.name("sched"), trigger=CronTrigger(expression="0 0 * * *"),
-                      create_job=f"{_workspace_id(s)}/jobs/{s.name('job')}")).result(),
+                      create_job=f"{_workspace_id(s)}/jobs/{_a_job(s)}")).result(),
                   "get": lambda s: s.ml.schedules.get(s.name("sched")),
                   "list": lambda s: list(s.ml.schedules.list()),
                   "begin_disable": lambda s: s.ml.schedules.begin_disable(s.name("sched")).result(),
