@@ -24,6 +24,7 @@ from emulator.controller.reconcilers.endpoints import EndpointReconciler
 from emulator.controller.reconcilers.instances import InstanceReconciler
 from emulator.controller.reconcilers.job_containers import JobContainers
 from emulator.controller.reconcilers.jobs import JobReconciler
+from emulator.controller.reconcilers.parents import ParentReconciler
 from emulator.controller.reconcilers.sandboxes import Sandboxes
 from emulator.controller.reconcilers.schedules import ScheduleReconciler
 from emulator.controller.scheduling.preemption import Preemptions
@@ -38,8 +39,12 @@ from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
 from emulator.services.environments import EnvironmentResolver
 from emulator.services.serving import ServingImages
+from emulator.services.sweep_driver import SweepDriver
+from emulator.services.sweeps import KIND as SWEEP
+from emulator.services.trial_metrics import TrialMetrics
 from emulator.settings import Settings
 from emulator.store.db import Store
+from emulator.tracking.mlflow_server import MlflowServer
 
 log = logging.getLogger("amlemu.controller")
 
@@ -76,12 +81,16 @@ class Controller:
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
         self.api_reach = ApiReach(settings, runtime, runtime)
         self.schedules = ScheduleReconciler(settings, store, clock)
+        self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
+        self.parents = ParentReconciler(settings, store, clock, TrialMetrics(store, self.mlflow).series,
+                                        {SWEEP: SweepDriver()})
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""
         self.stager.pool.shutdown(wait=True)
         self.sandboxes.workers.shutdown(wait=True)
         self.endpoints.close()
+        self.mlflow.close()
 
     def _send(self, queue: str, message: dict) -> None:
         self.celery.send_task(protocol.RUN_TASK, args=[message], queue=queue)
@@ -102,6 +111,7 @@ class Controller:
                          int(wait_seconds * 1000)):
             threading.Event().wait(wait_seconds)  # the stream's wait did not happen: the loop must not spin
         steps.run("schedules", self.schedules.tick)  # first: the jobs it makes move on in this same pass
+        steps.run("parent jobs", self.parents.tick)  # likewise the children they make
         steps.run("jobs", self._jobs_tick)
         steps.run("deleted workspaces", self.leftovers.tick)
         by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}

@@ -1,5 +1,5 @@
 """Jobs: submit (checked against the workspace's computes, code and environments), read, list, cancel,
-and the one place a job's status changes."""
+and the one place a job's status changes (a parent job's, a sweep's, by domain/jobs/children.py's machine)."""
 
 from collections.abc import Mapping
 from datetime import datetime
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from emulator.domain.assets import curated
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts, command_job, schedules, tracking
+from emulator.domain.jobs import artifacts, children, command_job, schedules, tracking
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.domain.registries import ids as registry_ids
 from emulator.domain.storage import datastores
@@ -25,7 +25,8 @@ MUTABLE = ("tags", "description", "displayName", "isArchived", "properties")
 def transition(job: Job, target: JobStatus, now: datetime, message: str | None = None, **extra) -> None:
     """Move a job to `target` (InvalidTransition if its machine forbids it) and record it in its history;
     `extra` goes into the history entry (a `warning` there is also shown as one of the run's warnings)."""
-    status = advance(JobStatus(job.status), target)
+    machine = advance if job.driver is None else children.advance
+    status = machine(JobStatus(job.status), target)
     job.status, job.status_changed_at, job.modified_at = status.value, now, now
     if status == JobStatus.QUEUED:
         job.queued_at = job.queued_at or now
@@ -91,7 +92,7 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     props, spec = command_job.parse(body)
     existing = repo.job(ref.child_id("jobs", name))
     if existing is not None:
-        return _update(existing, props, now), False
+        return update(existing, props, now), False
     if spec.compute_id:
         compute = _compute(repo, ref, spec)
         props["computeId"] = f"{ref.arm_id}/computes/{compute.name}"
@@ -115,11 +116,11 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
               status_changed_at=now, history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(),
                                                "attempt": 0}])
     repo.add(job)
-    _experiment(repo, ref.key, props.get("experimentName") or command_job.DEFAULT_EXPERIMENT)
+    experiment(repo, ref.key, props.get("experimentName") or command_job.DEFAULT_EXPERIMENT)
     return job, True
 
 
-def _experiment(repo: Repository, workspace_key: str, name: str) -> None:
+def experiment(repo: Repository, workspace_key: str, name: str) -> None:
     """The job's experiment is the workspace's from its first job on (its id is known before MLflow makes it)."""
     guid = tracking.experiment_guid(workspace_key, name)
     if repo.tracked_experiment(workspace_key, guid) is None:
@@ -127,7 +128,7 @@ def _experiment(repo: Repository, workspace_key: str, name: str) -> None:
                                    name=name, mlflow_id=None))
 
 
-def _update(job: Job, props: dict, now: datetime) -> Job:
+def update(job: Job, props: dict, now: datetime) -> Job:
     fixed = {k: v for k, v in props.items() if k not in MUTABLE and k != "computeId"}
     stored = {k: v for k, v in job.body.items() if k not in MUTABLE and k != "computeId" and k in fixed}
     changed = sorted(k for k in fixed if fixed[k] != stored.get(k))
@@ -148,19 +149,26 @@ def get(repo: Repository, ref: WorkspaceRef, name: str) -> Job:
 
 def listed(repo: Repository, ref: WorkspaceRef, view: str, schedule: str | None = None,
            scheduled: bool | None = None) -> list[Job]:
-    """`schedule`: only the jobs that schedule made; `scheduled`: only those a schedule made (True) or not."""
+    """`schedule`: only the jobs that schedule made; `scheduled`: only those a schedule made (True) or not. A parent's
+    children are not listed, as in Azure: `jobs.list(parent_job_name=...)` reads them from RunHistory."""
     workspaces.get(repo, ref)
     archived = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, True)}[view]
-    return [j for j in repo.jobs(ref.key) if bool(j.body.get("isArchived")) in archived
+    return [j for j in repo.jobs(ref.key) if bool(j.body.get("isArchived")) in archived and j.parent_key is None
             and schedules.made_by(j.body, schedule, scheduled)]
 
 
-def cancel(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> Job:
-    """Nothing runs yet: Canceled at once. Something runs: CancelRequested; the controller stops it."""
+def cancel(repo: Repository, ref: WorkspaceRef, name: str, now: datetime, message: str | None = None) -> Job:
+    """Nothing runs yet: Canceled at once. Something runs: CancelRequested; the controller stops it. A parent's
+    children are cancelled with it, and it is Canceled once none runs (controller/reconcilers/parents.py)."""
     job = get(repo, ref, name)
     target = on_cancel(JobStatus(job.status))
+    if job.driver is not None and target == JobStatus.CANCELED and repo.children(job.key):
+        target = JobStatus.CANCEL_REQUESTED
     if target.value != job.status:
-        transition(job, target, now)
+        transition(job, target, now, message)
+    if job.driver is not None:
+        for child in repo.children(job.key):
+            cancel(repo, ref, child.name, now, message)
     return job
 
 

@@ -168,13 +168,24 @@ class Repository:
 
     def jobs_in(self, statuses: tuple[str, ...], compute_key: str | None = None,
                 dispatched: bool | None = None) -> list[Job]:
-        """Jobs in the given statuses (and with an attempt out, or not), oldest queued first."""
-        query = select(Job).where(Job.status.in_(statuses))
+        """Jobs that run themselves (no parent jobs) in the given statuses (and with an attempt out, or not), oldest
+        queued first."""
+        query = select(Job).where(Job.status.in_(statuses), Job.driver.is_(None))
         if dispatched is not None:
             query = query.where(Job.dispatched_at.isnot(None) if dispatched else Job.dispatched_at.is_(None))
         if compute_key is not None:
             query = query.where(Job.compute_key == compute_key.lower())
         return list(self.session.scalars(query.order_by(Job.queued_at, Job.created_at, Job.key)))
+
+    def parents_in(self, statuses: tuple[str, ...]) -> list[Job]:
+        """Parent jobs (sweeps) in the given statuses, oldest first."""
+        query = select(Job).where(Job.status.in_(statuses), Job.driver.isnot(None))
+        return list(self.session.scalars(query.order_by(Job.created_at, Job.key)))
+
+    def children(self, parent_key: str) -> list[Job]:
+        """A parent's children in the order they were made (`<parent>_2` before `<parent>_10`)."""
+        query = select(Job).where(Job.parent_key == parent_key.lower())
+        return list(self.session.scalars(query.order_by(Job.created_at, func.length(Job.key), Job.key)))
 
     # online endpoints and their deployments
     def online_endpoint(self, key: str) -> OnlineEndpoint | None:

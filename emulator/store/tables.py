@@ -142,6 +142,10 @@ class Job(Base):
     ranks: Mapped[dict] = mapped_column(JSON, default=dict)  # rank -> node, state, exit code of this attempt
     error: Mapped[dict | None] = mapped_column(JSON, default=None)
     history: Mapped[list] = mapped_column(JSON, default=list)  # status changes, for RunHistory
+    # A child job (a sweep's trial): its parent's key. A parent job (a sweep): `driver` is the controller's record of
+    # its children (services/parents.py), None for a job that runs itself.
+    parent_key: Mapped[str | None] = mapped_column(String, index=True, default=None)
+    driver: Mapped[dict | None] = mapped_column(JSON, default=None)
 
 
 class TrackedRun(Base):

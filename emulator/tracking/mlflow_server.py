@@ -84,3 +84,12 @@ class MlflowServer:
 
     def delete_run(self, workspace: str, run_id: str) -> None:
         self.call(workspace, "POST", f"{API}/runs/delete", body={"run_id": run_id})
+
+    def metric_history(self, workspace: str, run_id: str, key: str) -> list[float]:
+        """The values logged for a run's metric, in the order they were logged (by step, then time)."""
+        found = self.call(workspace, "GET", f"{API}/metrics/get-history",
+                          [("run_id", run_id), ("metric_key", key), ("max_results", "25000")])
+        if found.status != 200:
+            raise RuntimeUnavailable(f"MLflow could not read metric {key!r} of run {run_id}: {found.body[:300]!r}")
+        points = found.json().get("metrics", [])
+        return [p["value"] for p in sorted(points, key=lambda p: (int(p.get("step", 0)), int(p.get("timestamp", 0))))]

@@ -22,14 +22,20 @@ def run_outputs(row: Job, workspace: Workspace) -> dict:
             for name, entry in row.body.get("outputs", {}).items()}
 
 
+def _run_type(row: Job) -> str:
+    return "hyperdrive" if row.body.get("jobType") == "Sweep" else "azureml.CommandJob"
+
+
 def run(row: Job, workspace: Workspace) -> dict:
-    """A RunHistory run."""
-    return {"runId": row.name, "runUuid": str(uuid.uuid5(uuid.NAMESPACE_URL, row.key)), "status": row.status,
+    """A RunHistory run (a child's names its parent, as `jobs.list(parent_job_name=...)` reads them)."""
+    parent = row.parent_key.rsplit("/", 1)[-1] if row.parent_key else None
+    target = row.compute_key.rsplit("/", 1)[-1]
+    return {"runId": row.name, "parentRunId": parent, "rootRunId": parent or row.name, "runUuid": str(uuid.uuid5(uuid.NAMESPACE_URL, row.key)), "status": row.status,
             "createdUtc": iso(row.created_at), "startTimeUtc": iso(row.started_at), "endTimeUtc": iso(row.ended_at),
             "experimentId": row.body.get("experimentName"), "displayName": row.body.get("displayName"),
-            "target": row.compute_key.rsplit("/", 1)[-1], "tags": row.body.get("tags", {}),
+            "target": target, "compute": {"target": target}, "tags": row.body.get("tags", {}),
             "properties": row.body.get("properties", {}), "error": {"error": row.error} if row.error else None,
-            "outputs": run_outputs(row, workspace), "runType": "azureml.CommandJob", "attempt": row.attempt}
+            "outputs": run_outputs(row, workspace), "runType": _run_type(row), "attempt": row.attempt}
 
 
 def _log_files(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, now: datetime) -> dict[str, str]:

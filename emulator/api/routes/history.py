@@ -3,7 +3,7 @@ points the SDK at it (the workspace's `discoveryUrl`)."""
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Query
 
 from emulator.api.arm import history as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
@@ -26,6 +26,13 @@ def discovery(ctx: Ctx) -> dict:
 def run_details(ctx: Ctx, ws: Ws, run_id: str) -> dict:
     job, workspace = ctx.services.jobs.get(ws, run_id)
     return arm.run_details(job, workspace, ctx.settings, ctx.secret, ctx.clock())
+
+
+@router.get(HISTORY + "/runs/{run_id}/children", dependencies=[Depends(authorized)])
+def run_children(ctx: Ctx, ws: Ws, run_id: str, top: Annotated[int | None, Query(alias="$top", ge=1)] = None) -> dict:
+    """`jobs.list(parent_job_name=...)`: a parent's children (a sweep's trials) in the order they were made."""
+    rows, workspace = ctx.services.jobs.children(ws, run_id)
+    return {"value": [arm.run(row, workspace) for row in rows[:top]], "continuationToken": None, "nextLink": None}
 
 
 @router.get(HISTORY + "/runs/{run_id}", dependencies=[Depends(authorized)])

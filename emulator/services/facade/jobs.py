@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from emulator import confined
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
-from emulator.services import jobs, workspaces
+from emulator.services import jobs, sweeps, workspaces
 from emulator.services.external_data import ExternalData
 from emulator.services.facade.base import Service
 from emulator.store.tables import Job, Workspace
@@ -25,7 +25,8 @@ class Jobs(Service):
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[Job, bool, Workspace]:
         outside = self._outside(ref, name, body)
         with self.store.transaction() as repo:
-            row, created = jobs.put(repo, ref, name, body, self.clock(), self.settings.data_dir, outside)
+            submit = sweeps.put if sweeps.is_sweep(body) else jobs.put
+            row, created = submit(repo, ref, name, body, self.clock(), self.settings.data_dir, outside)
             return row, created, workspaces.get(repo, ref)
 
     def _outside(self, ref: WorkspaceRef, name: str, body: object) -> dict[str, str | None]:
@@ -51,6 +52,12 @@ class Jobs(Service):
                scheduled: bool | None = None) -> tuple[list[Job], Workspace]:
         with self.in_workspace(ref) as (repo, workspace):
             return jobs.listed(repo, ref, view, schedule, scheduled), workspace
+
+    def children(self, ref: WorkspaceRef, name: str) -> tuple[list[Job], Workspace]:
+        """A parent's children in the order they were made (none for a job that is no parent)."""
+        with self.store.transaction() as repo:
+            parent = jobs.get(repo, ref, name)
+            return repo.children(parent.key), workspaces.get(repo, ref)
 
     def cancel(self, ref: WorkspaceRef, name: str) -> Job:
         with self.store.transaction() as repo:
