@@ -162,7 +162,8 @@ def cancel(repo: Repository, ref: WorkspaceRef, name: str, now: datetime, messag
     children are cancelled with it, and it is Canceled once none runs (controller/reconcilers/parents.py)."""
     job = get(repo, ref, name)
     target = on_cancel(JobStatus(job.status))
-    if job.driver is not None and target == JobStatus.CANCELED and repo.children(job.key):
+    if job.driver is not None and target.value != job.status and target == JobStatus.CANCELED and \
+            repo.children(job.key):
         target = JobStatus.CANCEL_REQUESTED
     if target.value != job.status:
         transition(job, target, now, message)

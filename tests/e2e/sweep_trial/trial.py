@@ -1,0 +1,13 @@
+"""A sweep trial: logs `accuracy` = C / 10 once a second for a few steps (the job is its MLflow run)."""
+
+import sys
+import time
+
+import mlflow
+
+C, steps = float(sys.argv[1]), int(sys.argv[2])
+with mlflow.start_run():
+    for step in range(steps):
+        mlflow.log_metric("accuracy", C / 10, step=step)
+        time.sleep(1)
+print(f"trial C={C} done")
