@@ -11,6 +11,7 @@ from emulator.services.sweep_driver import SweepDriver
 from tests.service.test_api import API, WS_PATH, assert_arm_error
 from tests.service.test_jobs import CODE_ID, ENV_ID, HISTORY, JOBS, job_names, put_job, ready  # noqa: F401
 
+pytestmark = pytest.mark.usefixtures("ready")
 SPACE = {"C": ["uniform", [0.1, 10]], "kernel": ["choice", [["linear", "rbf"]]]}
 
 
@@ -27,7 +28,7 @@ def sweep_body(**props) -> dict:
     return {"properties": {k: v for k, v in body.items() if v is not ...}}
 
 
-def test_a_sweep_is_stored_as_sent_and_read_back(client, auth, ready):
+def test_a_sweep_is_stored_as_sent_and_read_back(client, auth):
     body = put_job(client, auth, "sweep-1", sweep_body())
     props = body["properties"]
     assert props["status"] == "NotStarted" and props["jobType"] == "Sweep"
@@ -60,7 +61,7 @@ BAD_SWEEPS = [
 
 
 @pytest.mark.parametrize(("body", "target"), BAD_SWEEPS)
-def test_bad_sweeps_are_refused_naming_the_field_and_change_nothing(client, auth, ready, body, target):
+def test_bad_sweeps_are_refused_naming_the_field_and_change_nothing(client, auth, body, target):
     assert_arm_error(client.put(f"{JOBS}/bad-sweep", params=API, headers=auth, json=body), 400, target=target)
     assert_arm_error(client.get(f"{JOBS}/bad-sweep", params=API, headers=auth), 404)
     assert job_names(client, auth, listViewType="All") == []
@@ -74,7 +75,7 @@ def _controller_pass(app) -> None:
             parents.drive(repo, parent, SweepDriver(), {}, now, None)
 
 
-def test_trials_are_the_sweeps_children_and_cancel_with_it(app, client, auth, ready):
+def test_trials_are_the_sweeps_children_and_cancel_with_it(app, client, auth):
     put_job(client, auth, "sweep-1", sweep_body())
     _controller_pass(app)
     children = client.get(f"{HISTORY}/runs/sweep-1/children", params=API, headers=auth).json()["value"]

@@ -1,7 +1,7 @@
 """A sweep trial: logs `accuracy` = C / 10 once a second for a few steps (the job is its MLflow run)."""
 
 import sys
-import time
+import threading
 
 import mlflow
 
@@ -9,5 +9,5 @@ C, steps = float(sys.argv[1]), int(sys.argv[2])
 with mlflow.start_run():
     for step in range(steps):
         mlflow.log_metric("accuracy", C / 10, step=step)
-        time.sleep(1)
+        threading.Event().wait(1)  # a second between steps
 print(f"trial C={C} done")
