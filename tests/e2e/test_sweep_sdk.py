@@ -4,6 +4,7 @@ a Bandit policy cancelling the poor ones, `jobs.stream` and `jobs.download` of t
 YAML loads as the CLI would read it."""
 
 import io
+import json
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def test_a_seeded_random_sweep_runs_its_trials_and_reports_the_best(ml_client, c
     assert statuses[sweep.name + DRAWN_BEST] == "Completed" and statuses[f"{sweep.name}_5"] == "Canceled"
     assert "early termination (Bandit policy)" in out.getvalue() and "Scheduling job" in out.getvalue()
     best = ml_client.jobs.get(done.properties["best_child_run_id"])
-    assert str(best.inputs["C"]).startswith("9.73")  # its sampled value, a literal input
+    assert json.loads(best.properties["hyperparameters"])["C"] == pytest.approx(9.73, abs=0.01)  # its sampled value
     assert sweep.name not in [t.name for t in ml_client.jobs.list(parent_job_name=sweep.name)]
     assert all(j.name not in statuses for j in ml_client.jobs.list())  # trials are not top-level jobs
     ml_client.jobs.download(sweep.name, download_path=str(tmp_path), all=True)
