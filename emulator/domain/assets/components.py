@@ -30,7 +30,7 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{0,254}$")
 _WORKSPACE_ID = (r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/"
                  r"microsoft\.machinelearningservices/workspaces/(?P<ws>[^/]+)/")
 _TAIL = r"(?P<name>[^/:@]+)/(?:versions/(?P<version>[^/]+)|labels/(?P<label>[^/]+))"
-_SHORT = re.compile(r"^(?:azureml:)?(?P<name>[^/:@]+)(?::(?P<version>[^/:@]+)|@(?P<label>[^/:@]+))$", re.IGNORECASE)
+_SHORT = re.compile(r"^azureml:(?P<name>[^/:@]+)(?::(?P<version>[^/:@]+)|@(?P<label>[^/:@]+))$", re.IGNORECASE)
 
 
 def name(value: str) -> str:
@@ -41,16 +41,17 @@ def name(value: str) -> str:
 
 
 def _name_version(spec: dict, url_name: str, url_version: str, anonymous: bool) -> None:
-    """The spec names the version it is PUT as; an anonymous one's version is its hash, whatever the spec says."""
+    """A spec names the version it is PUT as. An anonymous one is stored under azureml_anonymous and its hash,
+    whatever name (the step's component's, kept for display) and version its spec carries."""
     given = payload.string(spec.get("name"), f"{SPEC}.name")
-    if given is not None and given != url_name:
+    if given is not None and given != url_name and not anonymous:
         raise ValidationFailed(f"{SPEC}.name '{given}' differs from the name in the path, '{url_name}'.",
                                target=f"{SPEC}.name")
     version = spec.get("version")
     if version is not None and not anonymous and str(version) != url_version:
         raise ValidationFailed(f"{SPEC}.version '{version}' differs from the version in the path, '{url_version}'.",
                                target=f"{SPEC}.version")
-    spec["name"], spec["version"] = url_name, url_version
+    spec["name"], spec["version"] = given or url_name, url_version
 
 
 def _command(spec: dict) -> str:
@@ -159,7 +160,7 @@ def reference(value: object, kind: str, target: str) -> Reference:
         return Reference(found.name, found.version, found.label, registry=found.registry)
     arm = re.fullmatch(rf"^(?:azureml:)?{_WORKSPACE_ID}{kind}/{_TAIL}$", text, re.IGNORECASE)
     match = arm or _SHORT.fullmatch(text)
-    if match is None or (not arm and not text.lower().startswith("azureml:")):
+    if match is None:
         raise ValidationFailed(f"{target} must name a {kind[:-1]} as azureml:<name>:<version>, azureml:<name>@latest, "
                                f"the ARM id of a version or azureml://registries/<registry>/{kind}/<name>/versions/"
                                f"<version>, got {text[:200]!r}.", target=target)
