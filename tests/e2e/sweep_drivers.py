@@ -162,6 +162,7 @@ def _versioned(group: str, kind: str) -> dict:
 
 # components: names are lower-case identifiers, so the sweep's suffix joins with '_'
 def component_create(s: Sweep):
+    env_create(s)  # the environment group's version, made again (the same) when this group runs alone
     return s.ml.components.create_or_update(CommandComponent(
         name=s.name("component"), version="1", command="python score.py --n ${{inputs.n}}",
         inputs={"n": Input(type="integer", default=3, min=1)}, outputs={"scored": Output(type="uri_folder")},
