@@ -41,12 +41,13 @@ SURFACE = (
           note="the two default datastores"),
     Group("online_endpoints", ("begin_create_or_update", "get", "list", "get_keys", "begin_delete")),
     Group("online_deployments", ("begin_create_or_update", "get", "list", "get_logs", "begin_delete")),
-    Group("components", (), ("create_or_update", "get", "list")),
+    Group("components", ("create_or_update", "get", "list", "archive", "restore"),
+          note="command components, anonymous ones too (hidden from `list`)"),
     Group("batch_endpoints", (), ("begin_create_or_update", "get", "list", "begin_delete")),
     Group("batch_deployments", (), ("get", "list")),
     Group("registries", ("begin_create", "get", "list", "begin_delete"),
-          note='`MLClient(..., registry_name=...)` for models, environments and data; `azureml` holds the curated '
-               'environments, read-only'),
+          note='`MLClient(..., registry_name=...)` for models, environments, data and components; `azureml` holds '
+               'the curated environments, read-only'),
     Group("schedules", ("begin_create_or_update", "get", "list", "begin_disable", "begin_enable", "begin_delete"),
           note="job schedules (cron and recurrence)"),
     Group("connections", (), ("create_or_update", "get", "list", "delete")),

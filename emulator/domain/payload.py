@@ -61,3 +61,10 @@ def finite(value: object, target: str = "body") -> None:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             finite(item, f"{target}[{index}]")
+
+
+def count(value: object, target: str, minimum: int = 1) -> int | None:
+    """An optional whole number of things (instances, workers): JSON's true is not one."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
+        raise ValidationFailed(f"{target} must be an integer of at least {minimum}, got {value!r}.", target=target)
+    return value

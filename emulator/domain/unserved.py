@@ -1,7 +1,7 @@
 """Azure ML operations amlemu does not serve yet, named in plain words for the error that says so. Pure.
 
 A request under the Azure ML provider that no route serves is an operation of Azure's that amlemu lacks (batch
-endpoints, components, schedules, connections ...), not a mistyped address: the caller is told which operation
+endpoints, connections, feature sets ...), not a mistyped address: the caller is told which operation
 it is and that amlemu does not support it yet. A GET of one named resource stays a 404, as Azure answers for a
 resource that does not exist (and none of a kind amlemu cannot create does), so SDK code that gets before it
 creates keeps working.

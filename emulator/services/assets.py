@@ -1,5 +1,5 @@
-"""Code, environment, model and data versions: store, read, list, dedupe by content hash, archive, and start blob
-uploads. The owner is a workspace or a registry (`Owner`): the same rows, keyed under it; what a version's URIs
+"""Code, environment, model, data and component versions: store, read, list, dedupe by content hash, archive, and
+start blob uploads. The owner is a workspace or a registry (`Owner`): the same rows, keyed under it; what a version's URIs
 may point at differs (a workspace's datastores, a registry's own storage: services/registry_assets)."""
 
 import uuid
@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from emulator.domain import payload
-from emulator.domain.assets import versioned
+from emulator.domain.assets import components, versioned
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.registries.ids import RegistryRef
 from emulator.domain.storage import blob_access, datastores
@@ -19,12 +19,12 @@ from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, Workspace
 
-CODES, ENVIRONMENTS, MODELS, DATA = "codes", "environments", "models", data.KIND
+CODES, ENVIRONMENTS, MODELS, DATA, COMPONENTS = "codes", "environments", "models", data.KIND, "components"
 _VALIDATORS = {CODES: versioned.code_version, ENVIRONMENTS: versioned.environment_version,
                MODELS: versioned.model_version, DATA: versioned.data_version}
 _SPEC = {CODES: versioned.CODE_SPEC, ENVIRONMENTS: versioned.ENVIRONMENT_SPEC, MODELS: versioned.MODEL_SPEC,
          DATA: versioned.DATA_SPEC}
-_LABEL = {CODES: "Code", ENVIRONMENTS: "Environment", MODELS: "Model", DATA: "Data"}
+_LABEL = {CODES: "Code", ENVIRONMENTS: "Environment", MODELS: "Model", DATA: "Data", COMPONENTS: "Component"}
 Owner = WorkspaceRef | RegistryRef
 Resolver = Callable[[Repository, Owner, dict, Path | None], dict]
 
@@ -53,6 +53,8 @@ _ARCHIVED = {"ActiveOnly": (False,), "ArchivedOnly": (True,), "All": (False, Tru
 
 def get(repo: Repository, ref: Owner, kind: str, name: str, version: str) -> AssetVersion:
     name = versioned.unprefixed(name)
+    if kind == COMPONENTS and version.lower() == components.DEFAULT_VERSION:
+        return latest(repo, ref, kind, name)
     row = repo.asset_version(ref.child_id(kind, name) + f"/versions/{version}")
     if row is None:
         raise NotFound(f"{_LABEL[kind]} '{name}' version '{version}' was not found in {ref.noun} '{ref.name}'.",
@@ -88,7 +90,8 @@ def containers(repo: Repository, ref: Owner, kind: str, view: str) -> dict[str, 
     for row in repo.asset_versions(ref.key, kind):
         grouped.setdefault(row.name.lower(), []).append(row)
     wanted = _ARCHIVED[view]
-    return {key: rows for key, rows in grouped.items() if versioned.all_archived([r.body for r in rows]) in wanted}
+    return {key: rows for key, rows in grouped.items() if versioned.all_archived([r.body for r in rows]) in wanted
+            and not (kind == COMPONENTS and components.hidden([r.body for r in rows]))}
 
 
 def set_archived(repo: Repository, ref: Owner, kind: str, name: str, body: object,
@@ -117,20 +120,32 @@ def find_by_hash(repo: Repository, ref: WorkspaceRef, kind: str, content_hash: s
     return repo.assets_by_hash(ref.key, kind, content_hash, hash_version)
 
 
+def _changed(kind: str, old: dict, new: dict) -> str | None:
+    if kind == COMPONENTS:
+        return components.changed(old, new)
+    return next((key for key in _SPEC[kind] if old.get(key) != new.get(key)), None)
+
+
 def _check_unchanged(row: AssetVersion, spec: dict, kind: str) -> None:
-    for key in _SPEC[kind]:
-        if row.body.get(key) != spec.get(key):
-            raise Conflict(f"{_LABEL[kind]} '{row.name}' version '{row.version}' already exists with a different "
-                           f"{key}; asset versions are immutable, create a new version instead.",
-                           target=f"properties.{key}")
+    if key := _changed(kind, row.body, spec):
+        raise Conflict(f"{_LABEL[kind]} '{row.name}' version '{row.version}' already exists with a different "
+                       f"{key}; asset versions are immutable, create a new version instead.",
+                       target=f"properties.{key}")
+
+
+def _validated(kind: str, name: str, version: str, body: object) -> dict:
+    if kind == COMPONENTS:  # a spec names its own name and version, which must be the path's
+        return components.version_body(body, name, version)
+    return _VALIDATORS[kind](body)
 
 
 def put(repo: Repository, ref: Owner, kind: str, name: str, version: str, body: object,
         now: datetime, data_dir: Path | None = None, resolve: Resolver | None = None) -> tuple[AssetVersion, bool]:
-    """`resolve`: the owner's check of the version's URIs (a workspace's by default)."""
+    """`resolve`: the owner's check of the version's URIs and references (a workspace's by default; components
+    have no default: services/components passes the owner's)."""
     versioned.name(name)
     versioned.version(version)
-    spec = _VALIDATORS[kind](body)
+    spec = _validated(kind, name, version, body)
     spec = (resolve or _RESOLVERS[kind])(repo, ref, spec, data_dir)
     key = (ref.child_id(kind, name) + f"/versions/{version}").lower()
     row = repo.asset_version(key)

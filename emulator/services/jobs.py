@@ -5,15 +5,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from emulator.domain.assets import curated
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, children, command_job, schedules, tracking
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
 from emulator.domain.registries import ids as registry_ids
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import assets, computes, data, job_outputs, registry_assets, serverless, workspaces
-from emulator.services import curated as curated_service
+from emulator.services import assets, computes, data, environment_refs, job_outputs, serverless, workspaces
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, TrackedExperiment
 
@@ -103,14 +101,11 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     _check_uris(repo, ref, spec, props, data_dir, outside)
     if spec.code_id:
         _asset(repo, ref, spec.code_id, assets.CODES, f"{P}.codeId")
-    if reference := curated.parse(spec.environment_id, f"{P}.environmentId"):
-        props["environmentId"] = curated_service.environment_id(repo, ref, reference, now)
-    elif registry_ids.is_asset_id(spec.environment_id):
-        target = f"{P}.environmentId"
-        named = registry_ids.asset_ref(spec.environment_id, assets.ENVIRONMENTS, target)
-        props[command_job.RESOLVED_ENVIRONMENT] = registry_assets.find(repo, named, target).key
-    else:
-        _asset(repo, ref, spec.environment_id, assets.ENVIRONMENTS, f"{P}.environmentId")
+    environment = environment_refs.in_workspace(repo, ref, spec.environment_id, f"{P}.environmentId", now)
+    if environment.curated_id:
+        props["environmentId"] = environment.curated_id
+    elif environment.registry:
+        props[command_job.RESOLVED_ENVIRONMENT] = environment.row.key
     job = Job(key=ref.child_id("jobs", name).lower(), workspace_key=ref.key, name=name, compute_key=compute.key,
               body=props, status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now,
               status_changed_at=now, history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(),

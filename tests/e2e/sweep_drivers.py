@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from azure.ai.ml import MLClient, Output, command
+from azure.ai.ml import Input, MLClient, Output, command
 from azure.ai.ml._artifacts._artifact_utilities import download_artifact_from_aml_uri
 from azure.ai.ml.entities import (
     AmlCompute,
@@ -42,6 +42,8 @@ class Sweep:
     made: dict = field(default_factory=dict)
 
     def name(self, kind: str) -> str:
+        if kind == "component":  # a component's name is an identifier: lower-case letters, digits and '_'
+            return f"rb_component_{self.suffix}"
         return f"rb-{kind}-{self.suffix}"
 
     @property
@@ -158,6 +160,15 @@ def _versioned(group: str, kind: str) -> dict:
             "restore": lambda s: ops(s).restore(s.name(kind), version="1")}
 
 
+# components: names are lower-case identifiers, so the sweep's suffix joins with '_'
+def component_create(s: Sweep):
+    env_create(s)  # the environment group's version, made again (the same) when this group runs alone
+    return s.ml.components.create_or_update(CommandComponent(
+        name=s.name("component"), version="1", command="python score.py --n ${{inputs.n}}",
+        inputs={"n": Input(type="integer", default=3, min=1)}, outputs={"scored": Output(type="uri_folder")},
+        code=str(s.source), environment=f"azureml:{s.name('env')}:1", display_name="read-back sweep"))
+
+
 # jobs: one that writes outputs (read back whole), one canceled before it runs
 def job_create(s: Sweep):
     job = s.ml.jobs.create_or_update(command(
@@ -266,10 +277,7 @@ DRIVERS = {
                            "list": lambda s: list(s.ml.online_deployments.list(_endpoint(s, "dep"))),
                            "get_logs": lambda s: s.ml.online_deployments.get_logs("blue", _endpoint(s, "dep"), 20),
                            "begin_delete": deployment_delete},
-    "components": {"create_or_update": lambda s: s.ml.components.create_or_update(CommandComponent(
-                       name="rb_component", version="1", command="echo hi", environment=f"azureml:{s.name('env')}:1")),
-                   "get": lambda s: s.ml.components.get("rb_component", version="1"),
-                   "list": lambda s: list(s.ml.components.list())},
+    "components": {"create_or_update": component_create, **_versioned("components", "component")},
     "batch_endpoints": {"begin_create_or_update": lambda s: s.ml.batch_endpoints.begin_create_or_update(
                             BatchEndpoint(name=_endpoint(s, "batch"))).result(),
                         "get": lambda s: s.ml.batch_endpoints.get(_endpoint(s, "batch")),

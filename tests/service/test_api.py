@@ -776,7 +776,7 @@ ROUTE_CASES = [
     ("PUT", f"{WS_PATH}/batchEndpoints/scorer", *UNSUPPORTED, "create or update batch endpoint 'scorer'"),
     ("GET", f"{WS_PATH}/batchEndpoints", *UNSUPPORTED, "list batch endpoints of workspace 'amlemu'"),
     # one named resource of a kind amlemu cannot make: Azure's 404 for a resource that does not exist
-    ("GET", f"{WS_PATH}/components/train", 404, "ResourceNotFound", "get component 'train' of workspace"),
+    ("GET", f"{WS_PATH}/batchEndpoints/scorer", 404, "ResourceNotFound", "get batch endpoint 'scorer' of workspace"),
     ("POST", "/msi/token", 405, "MethodNotAllowed", "POST"),
     ("PUT", "/metadata/endpoints", 405, "MethodNotAllowed", "PUT"),
 ]

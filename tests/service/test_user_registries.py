@@ -150,7 +150,10 @@ def test_models_environments_and_data_in_a_registry(client, auth, settings):
     ("data/d/versions/1", {"properties": {"dataType": "uri_file", "dataUri": f"https://localhost:8443/blob/{ACCOUNT}/"
                                           "up-rows-csv"}}, 400, "properties.dataUri"),  # a folder, not a file
     ("environments/bad!/versions/1", env_body(), 400, "name"),
-    ("components/c/versions/1", {"properties": {}}, 400, "kind"),
+    ("components/c/versions/1", {"properties": {}}, 400, "properties.componentSpec"),
+    ("components/c/versions/1", {"properties": {"componentSpec": {  # a workspace's environment, not a registry's
+        "type": "command", "command": "echo", "environment": f"azureml:{WS_PATH}/environments/e/versions/1"}}}, 400,
+     "properties.componentSpec.environment"),
 ])
 def test_bad_registry_assets_are_refused_and_nothing_is_stored(app, client, auth, settings, path, body, status,
                                                                target):
@@ -165,8 +168,7 @@ def test_unknown_registries_and_assets_are_told_apart(client, auth):
     assert_arm_error(client.get(DISCOVERY.format("contoso"), headers=auth), 404, target="registryName")
     assert_arm_error(client.get(f"{PLANE}/models/nope/versions/1", params=DP, headers=auth), 404, target="version")
     assert_arm_error(client.get(f"{PLANE}/models/nope", params=DP, headers=auth), 404, target="name")
-    error = assert_arm_error(client.get(f"{PLANE}/components", params=DP, headers=auth), 400, code="NotSupported")
-    assert "not supported" in error["message"]
+    assert_arm_error(client.get(f"{PLANE}/components/nope/versions/1", params=DP, headers=auth), 404, target="version")
     elsewhere = PLANE.replace("/resourceGroups/amlemu/", "/resourceGroups/other/")
     assert_arm_error(client.get(f"{elsewhere}/models", params=DP, headers=auth), 404, target="registryName")
 

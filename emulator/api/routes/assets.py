@@ -1,4 +1,4 @@
-"""ARM code, environment, model and data assets: containers (archive), versions, hash lookup, startPendingUpload."""
+"""ARM code, environment, model, data and component assets: containers (archive), versions, hash lookup, startPendingUpload."""
 
 from typing import Annotated, Any
 
@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 from emulator.api.arm import assets as arm
 from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 from emulator.domain.assets import versioned as rules
-from emulator.services.assets import CODES, DATA, ENVIRONMENTS, MODELS
+from emulator.services.assets import CODES, COMPONENTS, DATA, ENVIRONMENTS, MODELS
 from emulator.services.rows import AssetVersion, Workspace
 
 router = APIRouter(dependencies=[Depends(authorized)])
@@ -47,13 +47,14 @@ def _register(kind: str) -> None:
         return JSONResponse(arm.version(row, workspace), status_code=201 if created else 200)
 
 
-for _kind in (CODES, ENVIRONMENTS, MODELS, DATA):
+for _kind in (CODES, ENVIRONMENTS, MODELS, DATA, COMPONENTS):
     _register(_kind)
 
 CODE = f"{WS_PATH}/codes/{{name}}"
 ENVIRONMENT = f"{WS_PATH}/environments/{{name}}"
 MODEL = f"{WS_PATH}/models/{{name}}"
 DATA_ASSET = f"{WS_PATH}/data/{{name}}"
+COMPONENT = f"{WS_PATH}/components/{{name}}"
 
 
 def _page(found: tuple[list[AssetVersion], Workspace]) -> dict:
@@ -88,7 +89,15 @@ def list_model_versions(ctx: Ctx, ws: Ws, name: str, order_by: OrderBy = None, t
 def list_data_versions(ctx: Ctx, ws: Ws, name: str, order_by: OrderBy = None, top: Top = None,
                        view: View = None) -> dict:
     query = rules.list_query(order_by, top, view)
-    return _page(ctx.services.assets.data_versions(ws, name, query))
+    return _page(ctx.services.assets.versions(ws, DATA, name, query))
+
+
+@router.get(COMPONENT + "/versions")
+def list_component_versions(ctx: Ctx, ws: Ws, name: str, order_by: OrderBy = None, top: Top = None,
+                            view: View = None) -> dict:
+    """Anonymous versions too, when asked by their name (azureml_anonymous): only the container list hides them."""
+    query = rules.list_query(order_by, top, view)
+    return _page(ctx.services.assets.versions(ws, COMPONENTS, name, query))
 
 
 @router.post(CODE + "/versions/{version}/startPendingUpload")

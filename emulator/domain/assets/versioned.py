@@ -64,7 +64,7 @@ def _string_map(value: object, target: str) -> dict[str, str]:
     return {k: str(v) for k, v in result.items()}
 
 
-def _common(body: object) -> tuple[dict, dict]:
+def common_fields(body: object) -> tuple[dict, dict]:
     body = payload.obj(body, "body", required=True)
     payload.finite(body)
     props = payload.obj(body.get("properties"), "properties", required=True)
@@ -77,7 +77,7 @@ def _common(body: object) -> tuple[dict, dict]:
 
 
 def code_version(body: object) -> dict:
-    props, common = _common(body)
+    props, common = common_fields(body)
     return {**common, "codeUri": payload.required_string(props.get("codeUri"), "properties.codeUri")}
 
 
@@ -108,7 +108,7 @@ def _choice(value: object, choices: tuple[str, ...], default: str, target: str) 
 
 
 def environment_version(body: object) -> dict:
-    props, common = _common(body)
+    props, common = common_fields(body)
     image, build = _image(props.get("image")), _build(props.get("build"))
     if (image is None) == (build is None):
         raise ValidationFailed("An environment needs exactly one of properties.image or properties.build.",
@@ -148,7 +148,7 @@ def model_version(body: object) -> dict:
     """modelUri as given: the service resolves a job's output to the datastore path it lives at. A missing
     stage or jobName is left out rather than nulled, so a PUT without one (the SDK's archive drops stage)
     keeps the stored one."""
-    props, common = _common(body)
+    props, common = common_fields(body)
     optional = {key: payload.string(props.get(key), f"properties.{key}") for key in ("stage", "jobName")}
     return {**common, "modelUri": payload.required_string(props.get("modelUri"), "properties.modelUri"),
             "modelType": _model_type(props.get("modelType")), "flavors": _flavors(props.get("flavors")),
@@ -156,7 +156,7 @@ def model_version(body: object) -> dict:
 
 
 def data_version(body: object) -> dict:
-    props, common = _common(body)
+    props, common = common_fields(body)
     return data.checked(props, common)
 
 

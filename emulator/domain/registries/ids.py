@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from emulator.domain import payload
 from emulator.domain.ids import PROVIDER
-from emulator.errors import BadRequest, ValidationFailed
+from emulator.errors import ValidationFailed
 
 # Azure's rule for a registry's name: 3 to 33 characters, letters, digits, '-' and '_', starting with a letter or digit.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{2,32}$")
@@ -121,14 +121,6 @@ def import_properties(body: object) -> dict:
         payload.string(props.get(key), f"properties.{key}")
     payload.required_string(props.get("sourceAssetId"), "properties.sourceAssetId")
     return props
-
-
-def supported(kind: str) -> str:
-    """Components of registries arrive with components themselves (none are emulated yet)."""
-    if kind == "components":
-        raise BadRequest("Components are not supported by amlemu yet, in registries as in workspaces: register "
-                         "models, environments, data or code.", target="kind", code="NotSupported")
-    return kind
 
 
 def asset_id_kind(body: object) -> str:

@@ -1,10 +1,11 @@
-"""Code, environment, model and data assets as the api calls them: containers, versions, hash lookup, uploads."""
+"""Code, environment, model, data and component assets as the api calls them: containers, versions, hash lookup,
+uploads."""
 
 from collections.abc import Callable
 
 from emulator.domain.assets import versioned as rules
 from emulator.domain.ids import WorkspaceRef
-from emulator.services import assets, curated, models
+from emulator.services import assets, components, curated, models
 from emulator.services.facade.base import Service
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, Workspace
@@ -34,7 +35,10 @@ class Assets(Service):
     def put(self, ref: WorkspaceRef, kind: str, name: str, version: str,
             body: object) -> tuple[AssetVersion, bool, Workspace]:
         with self.in_workspace(ref) as (repo, workspace):
-            row, created = assets.put(repo, ref, kind, name, version, body, self.clock(), self.settings.data_dir)
+            if kind == assets.COMPONENTS:
+                row, created = components.put(repo, ref, name, version, body, self.clock(), self.settings.data_dir)
+            else:
+                row, created = assets.put(repo, ref, kind, name, version, body, self.clock(), self.settings.data_dir)
             return row, created, workspace
 
     def _versions(self, ref: WorkspaceRef, query: rules.ListQuery,
@@ -61,9 +65,10 @@ class Assets(Service):
         return self._versions(ref, query,
                               lambda repo: models.in_stage(assets.versions(repo, ref, assets.MODELS, name), stage))
 
-    def data_versions(self, ref: WorkspaceRef, name: str,
-                      query: rules.ListQuery) -> tuple[list[AssetVersion], Workspace]:
-        return self._versions(ref, query, lambda repo: assets.versions(repo, ref, assets.DATA, name))
+    def versions(self, ref: WorkspaceRef, kind: str, name: str,
+                 query: rules.ListQuery) -> tuple[list[AssetVersion], Workspace]:
+        """A data asset's or a component's versions."""
+        return self._versions(ref, query, lambda repo: assets.versions(repo, ref, kind, name))
 
     def start_pending_upload(self, ref: WorkspaceRef, name: str, version: str, body: object) -> dict:
         workspace = self._workspace(ref)

@@ -9,7 +9,7 @@ from emulator.domain.assets import versioned as rules
 from emulator.domain.registries import builtin, ids
 from emulator.domain.registries.ids import RegistryRef
 from emulator.domain.storage import blob_access
-from emulator.services import assets, operations, registries, registry_assets
+from emulator.services import assets, components, operations, registries, registry_assets
 from emulator.services.blobs import BlobStore
 from emulator.services.facade.base import Service
 from emulator.store.repositories import Repository
@@ -53,37 +53,36 @@ class Registries(Service):
             return registries.discovery(repo, self.settings, name)
 
     @contextmanager
-    def _scoped(self, asked: RegistryRef, kind: str) -> Iterator[tuple[Repository, RegistryRef]]:
-        ids.supported(kind)
+    def _scoped(self, asked: RegistryRef) -> Iterator[tuple[Repository, RegistryRef]]:
         with self.store.transaction() as repo:
             yield repo, registries.scoped(repo, self.settings, asked)
 
-    def _read(self, asked: RegistryRef, kind: str, of_builtin: Callable[[], object],
+    def _read(self, asked: RegistryRef, of_builtin: Callable[[], object],
               of_user: Callable[[Repository, RegistryRef], object]) -> tuple:
-        with self._scoped(asked, kind) as (repo, ref):
+        with self._scoped(asked) as (repo, ref):
             return (of_builtin() if registries.is_builtin(ref) else of_user(repo, ref)), ref
 
     def containers(self, asked: RegistryRef, kind: str, view: str) -> tuple[list[list], RegistryRef]:
         """Each asset's versions, oldest first; with the registry as found (its own spelling)."""
-        return self._read(asked, kind, lambda: builtin.containers(kind, view),
+        return self._read(asked, lambda: builtin.containers(kind, view),
                           lambda repo, ref: list(assets.containers(repo, ref, kind, view).values()))
 
     def container(self, asked: RegistryRef, kind: str, name: str) -> Versions:
-        return self._read(asked, kind, lambda: builtin.container(kind, name),
+        return self._read(asked, lambda: builtin.container(kind, name),
                           lambda repo, ref: assets.container(repo, ref, kind, name))
 
     def versions(self, asked: RegistryRef, kind: str, name: str, query: rules.ListQuery) -> Versions:
-        return self._read(asked, kind, lambda: assets.select(builtin.container(kind, name), query),
+        return self._read(asked, lambda: assets.select(builtin.container(kind, name), query),
                           lambda repo, ref: assets.select(assets.versions(repo, ref, kind, name), query))
 
     def version(self, asked: RegistryRef, kind: str, name: str, version: str) -> tuple:
-        return self._read(asked, kind, lambda: builtin.version(kind, name, version),
+        return self._read(asked, lambda: builtin.version(kind, name, version),
                           lambda repo, ref: assets.get(repo, ref, kind, name, version))
 
     @contextmanager
     def _writing(self, asked: RegistryRef, kind: str, action: str) -> Iterator[tuple[Repository, RegistryRef]]:
         """A write: the built-in registry refuses them all."""
-        with self._scoped(asked, kind) as (repo, ref):
+        with self._scoped(asked) as (repo, ref):
             if registries.is_builtin(ref):
                 raise builtin.refused(ref, kind, action)
             yield repo, ref
@@ -91,8 +90,11 @@ class Registries(Service):
     def put_version(self, asked: RegistryRef, kind: str, name: str, version: str,
                     body: object) -> tuple[AssetVersion, bool, RegistryRef]:
         with self._writing(asked, kind, "versions/write") as (repo, ref):
-            row, created = registry_assets.put(repo, ref, kind, name, version, body, self.clock(),
-                                               self.settings.data_dir)
+            if kind == assets.COMPONENTS:
+                row, created = components.put(repo, ref, name, version, body, self.clock(), self.settings.data_dir)
+            else:
+                row, created = registry_assets.put(repo, ref, kind, name, version, body, self.clock(),
+                                                   self.settings.data_dir)
             return row, created, ref
 
     def set_archived(self, asked: RegistryRef, kind: str, name: str, body: object) -> Versions:
@@ -108,7 +110,7 @@ class Registries(Service):
 
     def read_reference(self, asked: RegistryRef, name: str, version: str, body: object) -> dict:
         kind = ids.asset_id_kind(body)
-        with self._scoped(asked, kind) as (repo, ref):
+        with self._scoped(asked) as (repo, ref):
             return registry_assets.read_reference(self.settings, self.secret, repo, ref, kind, name, version,
                                                   self.clock())
 
@@ -121,7 +123,7 @@ class Registries(Service):
             return op, ref
 
     def operation(self, asked: RegistryRef, operation_id: str) -> Operation:
-        with self._scoped(asked, "import") as (repo, _):
+        with self._scoped(asked) as (repo, _):
             op = repo.operation(operation_id)
             if op is None:
                 raise registries.unknown_operation(operation_id)

@@ -7,7 +7,7 @@ from emulator.domain.assets import data, versioned
 from emulator.domain.registries import ids, resource, storage
 from emulator.domain.serving import deployments
 from emulator.domain.storage import blob_access
-from emulator.errors import BadRequest, ValidationFailed
+from emulator.errors import ValidationFailed
 
 REF = ids.RegistryRef("sub", "rg", "MyReg")
 GUID = "f8b35c39-dcf7-5133-914c-239db6f705e6"
@@ -112,10 +112,3 @@ def test_a_registrys_files_are_in_its_own_storage_only():
     # a data version may be a blob URL in its shape; its owner decides where
     assert versioned.data_version({"properties": {"dataType": "uri_folder", "dataUri": "https://h/blob/a/c/d"}})
     assert data.TARGET == "properties.dataUri"
-
-
-def test_components_of_registries_are_not_supported_yet():
-    assert ids.supported("models") == "models"
-    with pytest.raises(BadRequest) as err:
-        ids.supported("components")
-    assert err.value.code == "NotSupported" and "not supported" in err.value.message
