@@ -19,6 +19,13 @@ def _properties(value: object) -> list[str]:
             if not name.startswith("_")]
 
 
+def _literal_port(value: object) -> bool:
+    """A job input or output the SDK wraps around a literal value (a number, a string), which forwards every
+    attribute read to that value."""
+    data = vars(value).get("_data", ()) if hasattr(value, "__dict__") else ()
+    return isinstance(data, _LEAVES) and type(value).__name__.endswith(("Input", "Output"))
+
+
 class Walk:
     def __init__(self):
         self.broken: list[str] = []
@@ -48,6 +55,8 @@ class Walk:
         return self
 
     def _entity(self, value: object, where: str, depth: int) -> None:
+        if _literal_port(value):
+            return  # a job's literal input: the SDK's own wrapper raises for .path and the like, whoever answered
         for name in _properties(value):
             read, ok = self._try(f"{where}.{name}", lambda n=name: getattr(value, n))
             if ok:
