@@ -20,7 +20,7 @@ from tests.e2e.pipeline_runs import (
     wait_for_steps,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("cluster")]
 CLUSTER = "pipe-restarts"
 NOTE = 'echo "{step} start $AZUREML_RUN_ID" >> ${{{{outputs.runs}}}}/runs.txt'
 DONE = 'echo "{step} end $AZUREML_RUN_ID" >> ${{{{outputs.runs}}}}/runs.txt'
@@ -71,8 +71,7 @@ def _restart(stack, service: str, how: str) -> None:
 
 @pytest.mark.parametrize(("service", "how"), [("api", "restart"), ("controller", "restart"), ("redis", "restart"),
                                               ("controller", "kill")])
-def test_a_pipeline_survives_a_service_restart_with_each_step_run_once(stack, ml_client, cluster, job_dir, service,
-                                                                       how):
+def test_a_pipeline_survives_a_service_restart_with_each_step_run_once(stack, ml_client, job_dir, service, how):
     tag = f"{service}-{how}-{uuid.uuid4().hex[:6]}"
     name = ml_client.jobs.create_or_update(_two_steps(tag)).name
     before = wait_for_steps(ml_client, name, {"first": "Running"}, timeout=180)

@@ -29,7 +29,7 @@ from tests.e2e.pipeline_runs import (
     wait_for_steps,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("computes")]
 FILES = Path(__file__).parent / "docs_pipelines"
 CLUSTER, INSTANCE = "pipe-cluster", "pipe-ci"  # the names the job files use
 IMAGE = "python:3.11-slim"
@@ -51,12 +51,11 @@ def computes(ml_client):
 @pytest.fixture(scope="module")
 def components(ml_client):
     """pipeline_greet:1, and pipeline_shout in two versions: the second (the latest) adds a '!'."""
-    greet = ml_client.components.create_or_update(load_component(FILES / "components" / "greet.yml"))
+    ml_client.components.create_or_update(load_component(FILES / "components" / "greet.yml"))
     ml_client.components.create_or_update(load_component(FILES / "components" / "shout.yml"))
     louder = load_component(FILES / "components" / "shout.yml")
     louder.version, louder.command = "2", louder.command.replace(" > ", " | sed 's/$/!/' > ")
     ml_client.components.create_or_update(louder)
-    return greet
 
 
 def _times(text: str) -> dict[str, float]:
@@ -64,8 +63,7 @@ def _times(text: str) -> dict[str, float]:
     return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.strip()}
 
 
-def test_a_docs_pipeline_fans_out_runs_independent_steps_together_and_joins(ml_client, computes, stack, job_dir,
-                                                                             tmp_path):
+def test_a_docs_pipeline_fans_out_runs_independent_steps_together_and_joins(ml_client, stack, job_dir, tmp_path):
     job = load_job(FILES / "hello-pipeline-fan.yml")
     for side in ("left", "right"):
         job.jobs[side].command = gated(job.jobs[side].command)
@@ -103,8 +101,8 @@ def test_a_docs_pipeline_fans_out_runs_independent_steps_together_and_joins(ml_c
     assert (prepared / "greeting.txt").read_text() == "hello pipeline\n"
 
 
-def test_registered_component_steps_by_version_and_latest_run_on_serverless_compute(ml_client, components,
-                                                                                  tmp_path):
+@pytest.mark.usefixtures("components")
+def test_registered_component_steps_by_version_and_latest_run_on_serverless_compute(ml_client, tmp_path):
     job = ml_client.jobs.create_or_update(load_job(FILES / "registered-components.yml"))
     assert wait_ended(ml_client, job.name) == "Completed", statuses(ml_client, job.name)
     assert statuses(ml_client, job.name) == {"greet_job": "Completed", "shout_job": "Completed"}
@@ -141,7 +139,8 @@ def _run(ml_client, job: PipelineJob, download_to: Path) -> tuple[dict, str, str
     return steps(ml_client, job.name), *texts
 
 
-def test_a_resubmitted_step_is_reused_unless_forced_or_not_deterministic(ml_client, computes, components, tmp_path):
+@pytest.mark.usefixtures("components")
+def test_a_resubmitted_step_is_reused_unless_forced_or_not_deterministic(ml_client, tmp_path):
     first, greeting, stamp = _run(ml_client, _greet_and_stamp(ml_client, "hello dsl"), tmp_path / "first")
     assert set(first) == {"greeted", "stamped"} and greeting.startswith("hello dsl ")
     assert all(child.properties.get("azureml.isreused") != "true" for child in first.values())
@@ -170,7 +169,7 @@ def _failing(ml_client, continue_on_step_failure: bool, hold: tuple[str, ...] = 
     return ml_client.jobs.create_or_update(job).name
 
 
-def test_cancelling_a_pipeline_cancels_its_running_and_pending_steps(ml_client, computes):
+def test_cancelling_a_pipeline_cancels_its_running_and_pending_steps(ml_client):
     name = _failing(ml_client, False, hold=("fails", "slow"))
     wait_for_steps(ml_client, name, {"fails": "Running", "slow": "Running"}, timeout=240)
     ml_client.jobs.begin_cancel(name).result()
@@ -180,7 +179,7 @@ def test_cancelling_a_pipeline_cancels_its_running_and_pending_steps(ml_client, 
     assert seen.get("after_fails") in NOT_RUN and seen.get("after_slow") in NOT_RUN, seen
 
 
-def test_a_failed_step_fails_the_pipeline_and_stops_the_rest(ml_client, computes, job_dir):
+def test_a_failed_step_fails_the_pipeline_and_stops_the_rest(ml_client, job_dir):
     name = _failing(ml_client, False, hold=("fails", "slow"))
     wait_for_steps(ml_client, name, {"fails": "Running", "slow": "Running"}, timeout=240)
     release(ml_client, job_dir, name, "fails")  # it exits 3; slow is still at its gate
@@ -193,7 +192,7 @@ def test_a_failed_step_fails_the_pipeline_and_stops_the_rest(ml_client, computes
     assert seen.get("after_fails") in NOT_RUN and seen.get("after_slow") in NOT_RUN, seen
 
 
-def test_with_continue_on_step_failure_the_independent_branch_still_finishes(ml_client, computes):
+def test_with_continue_on_step_failure_the_independent_branch_still_finishes(ml_client):
     name = _failing(ml_client, True)
     assert wait_ended(ml_client, name) == "Failed"
     seen = statuses(ml_client, name)
@@ -229,8 +228,8 @@ def _bad(tmp_path: Path, case: str) -> PipelineJob:
                                              ("missing_output", "properties.jobs.left.inputs.prepared"),
                                              ("cycle", "properties.jobs."),
                                              ("missing_version", "properties.jobs.greet_job")])
-def test_a_broken_pipeline_is_refused_naming_the_field_and_creates_nothing(ml_client, computes, components,
-                                                                          tmp_path, case, field):
+@pytest.mark.usefixtures("components")
+def test_a_broken_pipeline_is_refused_naming_the_field_and_creates_nothing(ml_client, tmp_path, case, field):
     job = _bad(tmp_path, case)
     job.name = f"broken-{uuid.uuid4().hex[:8]}"
     with pytest.raises(HttpResponseError) as refused:
