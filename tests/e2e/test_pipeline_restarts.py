@@ -1,7 +1,7 @@
-"""A pipeline keeps going through a restart (or a SIGKILL) of the api, the controller or redis: while its first step
-runs and the second waits for it, the service goes down and comes back; every step keeps its true state, none runs
-twice (each appends a line to its own datastore folder when it starts and when it ends), and the pipeline
-completes."""
+"""A pipeline keeps going through a restart of the api, the controller or redis while its first step runs and the
+second waits for it, and through a SIGKILL of the controller or redis while the first step ends: every step keeps its true
+state, none runs twice (each appends a line to its own datastore folder when it starts and when it ends), and the
+pipeline completes."""
 
 import uuid
 
@@ -10,6 +10,7 @@ from azure.ai.ml import Input, Output, command
 from azure.ai.ml.dsl import pipeline
 from azure.ai.ml.entities import AmlCompute, Environment
 
+from tests import gate
 from tests.e2e.pipeline_runs import (
     datastore_folder,
     gated,
@@ -60,29 +61,40 @@ def _two_steps(tag: str):
     return built
 
 
-def _restart(stack, service: str, how: str) -> None:
-    if how == "kill":
-        stack.compose("kill", "-s", "SIGKILL", service, capture=True)
-        stack.compose("start", service, capture=True)
-    else:
-        stack.compose("restart", service, capture=True)
+def _restart_while_first_runs(stack, ml_client, job_dir, name: str, service: str) -> None:
+    """A graceful restart while first waits at its gate: afterwards the same child is still running, alone."""
+    before = steps(ml_client, name)
+    stack.compose("restart", service, capture=True)
+    assert stack.wait_healthy(timeout=120)
+    after = steps(ml_client, name)
+    assert after["first"].name == before["first"].name and after["first"].status == "Running", statuses(ml_client,
+                                                                                                           name)
+    assert "second" not in after or after["second"].status == "NotStarted"
+    assert ml_client.jobs.get(name).status == "Running"
+    release(ml_client, job_dir, name, "first")
+
+
+def _kill_while_first_ends(stack, ml_client, job_dir, name: str, service: str) -> None:
+    """SIGKILL, then first ends while the service is down; the service comes back to what happened meanwhile."""
+    gate_of_first = job_dir(steps(ml_client, name)["first"].name) / "outputs"
+    stack.compose("kill", "-s", "SIGKILL", service, capture=True)
+    gate.release(gate_of_first, timeout=60)
+    stack.compose("start", service, capture=True)
     assert stack.wait_healthy(timeout=120)
 
 
 @pytest.mark.parametrize(("service", "how"), [("api", "restart"), ("controller", "restart"), ("redis", "restart"),
-                                              ("controller", "kill")])
+                                              ("controller", "kill"), ("redis", "kill")])
 def test_a_pipeline_survives_a_service_restart_with_each_step_run_once(stack, ml_client, job_dir, service, how):
     tag = f"{service}-{how}-{uuid.uuid4().hex[:6]}"
     name = ml_client.jobs.create_or_update(_two_steps(tag)).name
     before = wait_for_steps(ml_client, name, {"first": "Running"}, timeout=180)
     assert "second" not in before or before["second"].status == "NotStarted"  # waits for first's output
 
-    _restart(stack, service, how)
-
-    after = steps(ml_client, name)  # the same child, still running, and nothing more
-    assert after["first"].name == before["first"].name and after["first"].status == "Running", statuses(ml_client, name)
-    assert ml_client.jobs.get(name).status == "Running"
-    release(ml_client, job_dir, name, "first")
+    if how == "kill":
+        _kill_while_first_ends(stack, ml_client, job_dir, name, service)
+    else:
+        _restart_while_first_runs(stack, ml_client, job_dir, name, service)
     assert wait_ended(ml_client, name, timeout=180) == "Completed", statuses(ml_client, name)
 
     done = steps(ml_client, name)

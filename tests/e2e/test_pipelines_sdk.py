@@ -161,9 +161,10 @@ def test_a_resubmitted_step_is_reused_unless_forced_or_not_deterministic(ml_clie
     assert greeting_rerun != greeting and greeting_rerun.startswith("hello dsl ")
 
 
-def _failing(ml_client, continue_on_step_failure: bool, hold: tuple[str, ...] = ()) -> str:
+def _failing(ml_client, continue_on_step_failure: bool, hold: tuple[str, ...] = (), compute: str = CLUSTER) -> str:
     job = load_job(FILES / "step-failure.yml")
     job.settings.continue_on_step_failure = continue_on_step_failure
+    job.settings.default_compute = compute
     for step in hold:
         job.jobs[step].command = gated(job.jobs[step].command)
     return ml_client.jobs.create_or_update(job).name
@@ -193,8 +194,10 @@ def test_a_failed_step_fails_the_pipeline_and_stops_the_rest(ml_client, job_dir)
 
 
 def test_with_continue_on_step_failure_the_independent_branch_still_finishes(ml_client):
-    name = _failing(ml_client, True)
+    name = _failing(ml_client, True, compute=INSTANCE)  # a compute instance as the pipeline's default compute
     assert wait_ended(ml_client, name) == "Failed"
+    children = steps(ml_client, name)
+    assert {child.compute for child in children.values()} == {INSTANCE}
     seen = statuses(ml_client, name)
     assert seen["fails"] == "Failed" and seen["slow"] == "Completed" and seen["after_slow"] == "Completed", seen
     assert seen.get("after_fails") in NOT_RUN, seen
