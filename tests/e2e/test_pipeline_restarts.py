@@ -1,7 +1,7 @@
 """A pipeline keeps going through a restart of the api, the controller or redis while its first step runs and the
-second waits for it, and through a SIGKILL of the controller or redis while the first step ends: every step keeps its true
-state, none runs twice (each appends a line to its own datastore folder when it starts and when it ends), and the
-pipeline completes."""
+second waits for it, and through a SIGKILL of the controller or redis while the first step ends: every step keeps
+its true state, none runs twice (each appends a line to its own datastore folder when it starts and when it ends),
+and the pipeline completes."""
 
 import uuid
 
