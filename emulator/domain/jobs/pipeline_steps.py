@@ -171,8 +171,9 @@ def reuse_key(body: Mapping, upstream: Mapping[str, str], child: str, parent: st
         inputs[name] = {**entry, "uri": upstream.get(entry["uri"], entry["uri"])} if "uri" in entry else entry
     seen = {key: props.get(key) for key in ("command", "codeId", "environmentId", "environmentVariables",
                                             "resources", "distribution")}
-    outputs = json.dumps(props.get("outputs") or {}, sort_keys=True).replace(child, "${{name}}").replace(
-        parent, "${{parent}}")
+    names = {child: "${{name}}", parent: "${{parent}}"}
+    outputs = {name: {**entry, "uri": "/".join(names.get(part, part) for part in entry["uri"].split("/"))}
+               if entry.get("uri") else entry for name, entry in (props.get("outputs") or {}).items()}
     text = json.dumps({**seen, "inputs": inputs, "outputs": outputs}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
