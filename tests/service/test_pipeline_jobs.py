@@ -3,12 +3,15 @@ is stored and read back as the SDK sends it, bad ones are refused naming the fie
 child), and its steps (made here as the controller makes them) are listed as its children only."""
 
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 import pytest
 
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
 from emulator.services import parents
 from emulator.services.pipeline_driver import PipelineDriver
-from tests.service.test_api import API, WS_PATH, assert_arm_error
+from tests.service.test_api import API, SUB, WS_PATH, assert_arm_error
 from tests.service.test_jobs import CODE_ID, ENV_ID, HISTORY, JOBS, job_names, put_job, ready  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("ready", "components")
@@ -123,3 +126,14 @@ def test_steps_are_the_pipelines_children_and_cancel_with_it(app, client, auth):
     assert set(statuses.values()) == {"Canceled"}
     _controller_pass(app)
     assert client.get(f"{JOBS}/pipe-1", params=API, headers=auth).json()["properties"]["status"] == "Canceled"
+
+
+def test_the_pipelines_web_view_shows_its_log(client, auth, settings):
+    body = put_job(client, auth, "pipe-1", pipeline_body())
+    log = settings.data_dir / artifacts.directory(WorkspaceRef(SUB, "amlemu", "amlemu"), "pipe-1") / \
+        artifacts.PARENT_LOGS["Pipeline"]
+    log.parent.mkdir(parents=True)
+    log.write_text("[2026-01-01 12:00:00Z] Submitting 1 runs, first five are: prep:x\n")
+    link = urlsplit(body["properties"]["services"]["Studio"]["endpoint"])
+    page = client.get(f"{link.path}?{link.query}")  # no token: as a browser opens it
+    assert page.status_code == 200 and "Submitting 1 runs" in page.text and "pipe-1" in page.text
