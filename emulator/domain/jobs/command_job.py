@@ -134,8 +134,8 @@ def parse(body: object) -> tuple[dict, JobSpec]:
     payload.finite(body)
     props = dict(payload.obj(body.get(P), P, required=True))
     if props.get("jobType") != "Command":
-        raise ValidationFailed(f"amlemu runs command jobs: {P}.jobType must be 'Command', got "
-                               f"{props.get('jobType')!r}.", target=f"{P}.jobType")
+        raise ValidationFailed(f"amlemu runs command, sweep and pipeline jobs: {P}.jobType must be 'Command', "
+                               f"'Sweep' or 'Pipeline', got {props.get('jobType')!r}.", target=f"{P}.jobType")
     command = payload.required_string(props.get("command"), f"{P}.command")
     inputs, outputs = _io(props.get("inputs"), "inputs", _input), _io(props.get("outputs"), "outputs", _output)
     placeholders.check(command, inputs, outputs)
