@@ -31,12 +31,16 @@ def is_pipeline(body: object) -> bool:
     return isinstance(props, dict) and props.get("jobType") == "Pipeline"
 
 
-def _as_step_error(exc: EmulatorError, step: str) -> EmulatorError:
-    """A child's refusal, said of the step's field that caused it (its child's `properties.inputs.x.uri` is the
-    step's `properties.jobs.<step>.inputs.x`)."""
+def _as_step_error(exc: EmulatorError, spec: pipeline.PipelineSpec, step: str) -> EmulatorError:
+    """A child's refusal, said of the field that caused it: its `properties.inputs.x.uri` is the step's
+    `properties.jobs.<step>.inputs.x.uri`, its compute the step's or the pipeline's default."""
     target = exc.target or ""
-    where = f"{J}.{step}.{target[len(P) + 1:]}" if target.startswith(P + ".") and not target.startswith(J) else \
-        (target or f"{J}.{step}")
+    if target == f"{P}.computeId" and spec.steps[step].compute_id is None:
+        where = f"{pipeline.SETTINGS}.default_compute"
+    elif target.startswith(P + ".") and not target.startswith(J):
+        where = f"{J}.{step}.{target[len(P) + 1:]}"
+    else:
+        where = target or f"{J}.{step}"
     return type(exc)(f"Step '{step}' could not run: {exc.message}", target=where)
 
 
@@ -52,7 +56,7 @@ def _tried(repo: Repository, ref: WorkspaceRef, name: str, props: dict, spec: pi
                 body = pipeline_steps.child_body(spec, props, step, found[step].spec, children, name)
                 child, _ = jobs.put(repo, ref, children[step], body, now, None, {})
             except EmulatorError as exc:
-                raise _as_step_error(exc, step) from exc
+                raise _as_step_error(exc, spec, step) from exc
             compute_key = compute_key or child.compute_key
     return compute_key
 
