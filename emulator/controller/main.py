@@ -115,6 +115,8 @@ class Controller:
         steps.run("schedules", self.schedules.tick)  # first: the jobs it makes move on in this same pass
         steps.run("parent jobs", self.parents.tick)  # likewise the children they make
         steps.run("jobs", self._jobs_tick)
+        # and again once children have ended in this pass, so a pipeline's next step starts without a pass's wait
+        steps.run("parent jobs", self.parents.tick)
         steps.run("deleted workspaces", self.leftovers.tick)
         by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}
         if not steps.run("containers", self._list_containers, by_role):

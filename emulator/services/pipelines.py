@@ -78,6 +78,8 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     data.input_uris(repo, ref, spec.inputs, data_dir, outside)  # the pipeline's own inputs are there
     key = ref.child_id("jobs", name).lower()
     children = {step: pipeline_steps.child_name(key, step) for step in spec.steps}
+    pipeline_steps.named_outputs(spec, props, children)
+    spec = pipeline.spec_of(props)
     compute_key = _tried(repo, ref, name, props, spec, found, graph, children, now)
     steps = {step: {"child": children[step], "componentId": found[step].id, "component": asdict(found[step].spec)}
              for step in spec.steps}

@@ -96,6 +96,9 @@ def test_anonymous_components_are_kept_but_not_listed(client, auth, assets):
     assert made["id"] == f"{COMPONENTS}/azureml_anonymous/versions/5b0c-hash"
     assert made["properties"]["componentSpec"]["version"] == "5b0c-hash"
     put(client, auth, "azureml_anonymous", "5b0c-hash", anonymous, expected=200)  # the next pipeline's step
+    # the same step loaded by load_component keeps its own name; the SDK's hash leaves names out: the same version
+    put(client, auth, "azureml_anonymous", "5b0c-hash", body(anonymous=True, name="my_prep", version="1"),
+        expected=200)
     assert names(client, auth) == [] and names(client, auth, listViewType="All") == []
     versions = client.get(f"{COMPONENTS}/azureml_anonymous/versions", params=API, headers=auth).json()["value"]
     assert [v["name"] for v in versions] == ["5b0c-hash"]

@@ -32,15 +32,20 @@ class ParentReconciler:
     def _driver(self, job) -> parents.Driver | None:
         return self.drivers.get((job.driver or {}).get("kind"))
 
-    def _series(self) -> dict[str, Mapping[str, list[float]]]:
+    def _series(self) -> dict[str, Mapping[str, list[float]]] | None:
+        """The metric values the live parents' drivers need; None when no parent is live (no write to take)."""
         with self.store.reading() as repo:
-            wanted = {job.key: want for job in repo.parents_in(children.LIVE_PARENT)
-                      if (driver := self._driver(job)) is not None
+            live = repo.parents_in(children.LIVE_PARENT)
+            wanted = {job.key: want for job in live if (driver := self._driver(job)) is not None
                       and (want := driver.wanted(job, repo.children(job.key))) is not None}
+        if not live:
+            return None
         return {key: self.metrics(keys, metric) for key, (metric, keys) in wanted.items()}
 
     def tick(self) -> None:
         series = self._series()
+        if series is None:
+            return
         said: list[tuple[str, str, str, list[str]]] = []
         with self.store.transaction() as repo:
             now = self.clock()

@@ -128,8 +128,11 @@ def version_body(body: object, url_name: str, url_version: str) -> dict:
 def changed(old: dict, new: dict) -> str | None:
     """The first part of the spec a PUT on an existing version would change (versions are immutable), or None."""
     before, after = old.get("componentSpec") or {}, new.get("componentSpec") or {}
+    # an anonymous version is named by its spec's hash, which leaves out the spec's name and version (the SDK's
+    # _get_anonymous_hash): the same step loaded from YAML or by load_component is the same version
+    ignored = _MUTABLE + (("name", "version") if old.get("isAnonymous") else ())
     for key in sorted(set(before) | set(after)):
-        if key not in _MUTABLE and before.get(key) != after.get(key):
+        if key not in ignored and before.get(key) != after.get(key):
             return f"componentSpec.{key}"
     return None
 

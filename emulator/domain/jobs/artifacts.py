@@ -41,9 +41,17 @@ def main_log(body: dict) -> str:
     return log_name(0, body["resources"]["instanceCount"])
 
 
+def named(uri: str, job_name: str, output: str) -> str:
+    """A path with Azure's server expressions filled in: `${{name}}` is the job's name (a pipeline step's own, not
+    the pipeline's), `${{output_name}}` the output's. Both are single path segments (names allow no '/' or '..')."""
+    return uri.replace("${{name}}", job_name).replace("${{output_name}}", output)
+
+
 def output_uri(job_name: str, name: str, entry: dict) -> str:
     """Where a named output goes: the path the user gave, else Azure's default in the workspace blob store."""
-    return entry.get("uri") or f"azureml://datastores/{datastores.BLOB_STORE}/paths/azureml/{job_name}/{name}/"
+    if entry.get("uri"):
+        return named(entry["uri"], job_name, name)
+    return f"azureml://datastores/{datastores.BLOB_STORE}/paths/azureml/{job_name}/{name}/"
 
 
 def output_asset_id(location: str, workspace_guid: str, job_name: str, name: str) -> str:

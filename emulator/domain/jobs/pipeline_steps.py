@@ -130,10 +130,10 @@ def _output(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, child
     value = given.get("value")
     if isinstance(value, str) and "${{" in value:  # the pipeline's output: the step writes where that one lives
         bound = pipeline_graph.bindings(value, f"{J}.{step.name}.outputs.{name}")[0]
-        own = spec.outputs[bound.name]
+        own = spec.outputs[bound.name]  # its path, if given, was filled in with this step's name at submit
         entry.update(uri=artifacts.output_uri(parent, bound.name, own), mode=entry["mode"] or own.get("mode"))
     elif given.get("uri"):
-        entry["uri"] = given["uri"].replace("${{name}}", child).replace("${{output_name}}", name)
+        entry["uri"] = artifacts.named(given["uri"], child, name)
     elif spec.default_datastore:
         store = command_job.arm_child_name(spec.default_datastore, "datastores")
         if store != datastores.BLOB_STORE:
@@ -193,6 +193,20 @@ def reuse_key(body: Mapping, upstream: Mapping[str, str], child: str, parent: st
                if entry.get("uri") else entry for name, entry in (props.get("outputs") or {}).items()}
     text = json.dumps({**seen, "inputs": inputs, "outputs": outputs}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def named_outputs(spec: PipelineSpec, props: dict, children: Mapping[str, str]) -> None:
+    """The pipeline's outputs whose paths hold `${{name}}`, filled in with the name of the step writing them (Azure
+    resolves it to the step's job), so the pipeline's output reads back where the step wrote."""
+    for step in spec.steps.values():
+        for name, given in step.outputs.items():
+            value = given.get("value")
+            if not (isinstance(value, str) and "${{" in value):
+                continue
+            bound = pipeline_graph.bindings(value, f"{J}.{step.name}.outputs.{name}")[0].name
+            own = props["outputs"][bound]
+            if own.get("uri"):
+                own["uri"] = artifacts.named(own["uri"], children[step.name], bound)
 
 
 def failure(failed: list[str]) -> str:

@@ -188,3 +188,22 @@ def test_cancelling_the_pipeline_cancels_its_steps(azure, ready):
     end(azure, names["a"], S.CANCELED)
     driver(azure).tick()
     assert state(azure, "p") == ("Canceled", {"a": "Canceled", "c": "Canceled"})  # b was never made
+
+
+def test_name_in_a_path_is_the_steps_own_job_name(azure, ready):
+    """`${{name}}` in an output path is the step's child's name, also in a pipeline output's path (filled in at
+    submit, so the pipeline's output reads back where the step wrote)."""
+    payload = body(azure, ready, a=step(ready["step"], outputs={
+        "out": {"job_output_type": "uri_folder", "uri": "azureml://datastores/workspaceblobstore/paths/${{name}}/a/"}}),
+        b=step(ready["step"], "${{parent.jobs.a.outputs.out}}",
+               outputs={"out": {"type": "literal", "value": "${{parent.outputs.final}}"}}))
+    payload["properties"]["outputs"]["final"]["uri"] = "azureml://datastores/workspaceblobstore/paths/runs/${{name}}/"
+    names = submit(azure, "p", payload)
+    final = "azureml://datastores/workspaceblobstore/paths/runs/%s/" % names["b"]
+    assert child(azure, "p").body["outputs"]["final"]["uri"] == final
+    driver(azure).tick()
+    assert artifacts.output_uri(names["a"], "out", child(azure, names["a"]).body["outputs"]["out"]) == \
+        "azureml://datastores/workspaceblobstore/paths/%s/a/" % names["a"]
+    end(azure, names["a"])
+    driver(azure).tick()
+    assert child(azure, names["b"]).body["outputs"]["out"]["uri"] == final

@@ -6,7 +6,7 @@ the reuse key equal for the same work whatever the run's names, different for di
 import pytest
 
 from emulator.domain.assets.components import ComponentSpec
-from emulator.domain.jobs import pipeline, pipeline_steps
+from emulator.domain.jobs import artifacts, pipeline, pipeline_steps
 from emulator.errors import ValidationFailed
 
 WS = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/ws"
@@ -136,3 +136,9 @@ def test_bad_bodies_are_refused_naming_the_field(props, target):
 def test_serverless_is_the_word_or_the_arm_id_the_sdk_makes_of_it():
     assert pipeline.is_serverless("serverless") and pipeline.is_serverless(f"{WS}/computes/serverless")
     assert not pipeline.is_serverless(f"{WS}/computes/cpu") and not pipeline.is_serverless(None)
+
+
+def test_server_expressions_in_a_path_are_the_jobs_and_outputs_names():
+    entry = {"uri": "azureml://datastores/d/paths/${{name}}/${{output_name}}/"}
+    assert artifacts.output_uri("job-7", "model", entry) == "azureml://datastores/d/paths/job-7/model/"
+    assert artifacts.output_uri("job-7", "model", {}) == "azureml://datastores/workspaceblobstore/paths/azureml/job-7/model/"
