@@ -33,7 +33,7 @@ SURFACE = (
     Group("_code", ("create_or_update", "get", "download"), note="the SDK keeps code private: ml_client._code"),
     Group("environments", ("create_or_update", "get", "list", "archive", "restore")),
     Group("jobs", ("create_or_update", "get", "list", "stream", "download", "begin_cancel"),
-          note="command jobs, and sweep jobs with their trials (`list(parent_job_name=...)`)"),
+          note="command jobs; sweep and pipeline jobs with their children (`list(parent_job_name=...)`)"),
     Group("models", ("create_or_update", "get", "list", "download", "archive", "restore")),
     Group("data", ("create_or_update", "get", "list", "archive", "restore"),
           note="files read back with the SDK's artifact download"),

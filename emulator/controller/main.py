@@ -38,6 +38,8 @@ from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
 from emulator.services.environments import EnvironmentResolver
+from emulator.services.pipeline_driver import PipelineDriver
+from emulator.services.pipelines import KIND as PIPELINE
 from emulator.services.serving import ServingImages
 from emulator.services.sweep_driver import SweepDriver
 from emulator.services.sweeps import KIND as SWEEP
@@ -83,7 +85,7 @@ class Controller:
         self.schedules = ScheduleReconciler(settings, store, clock)
         self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
         self.parents = ParentReconciler(settings, store, clock, TrialMetrics(store, self.mlflow).series,
-                                        {SWEEP: SweepDriver()})
+                                        {SWEEP: SweepDriver(), PIPELINE: PipelineDriver()})
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, children, command_job, schedules, tracking
-from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel
+from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel, reuse
 from emulator.domain.registries import ids as registry_ids
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
@@ -24,7 +24,15 @@ def transition(job: Job, target: JobStatus, now: datetime, message: str | None =
     """Move a job to `target` (InvalidTransition if its machine forbids it) and record it in its history;
     `extra` goes into the history entry (a `warning` there is also shown as one of the run's warnings)."""
     machine = advance if job.driver is None else children.advance
-    status = machine(JobStatus(job.status), target)
+    _record(job, machine(JobStatus(job.status), target), now, message, extra)
+
+
+def reused(job: Job, now: datetime, message: str) -> None:
+    """A pipeline step an earlier run stands in for: Completed before it starts (services/reuse.py)."""
+    _record(job, reuse(JobStatus(job.status)), now, message, {})
+
+
+def _record(job: Job, status: JobStatus, now: datetime, message: str | None, extra: dict) -> None:
     job.status, job.status_changed_at, job.modified_at = status.value, now, now
     if status == JobStatus.QUEUED:
         job.queued_at = job.queued_at or now

@@ -1,5 +1,5 @@
 """Parent jobs and their children (the rules are domain/jobs/children.py's): how the controller drives one parent
-in a pass. Generic: what is particular to a kind of parent (a sweep's trials; a pipeline's steps next) is its
+in a pass. Generic: what is particular to a kind of parent (a sweep's trials, a pipeline's steps) is its
 `Driver`, chosen by `job.driver["kind"]`.
 
 Each pass, for each live parent, in the controller's one transaction:
@@ -24,6 +24,7 @@ from emulator.domain.jobs import children as rules
 from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.errors import EmulatorError
 from emulator.services import jobs
+from emulator.services.reuse import Ask, settle
 from emulator.store.repositories import Repository
 from emulator.store.tables import Job
 
@@ -38,6 +39,8 @@ class Plan:
     done: bool = False  # no more children will be made
     properties: dict[str, str] = field(default_factory=dict)  # shown in the parent's `properties`
     said: list[str] = field(default_factory=list)  # lines for the parent's log
+    reuse: dict[str, Ask] = field(default_factory=dict)  # child name -> its reuse key, for children that may reuse
+    error: str | None = None  # why the parent fails, when it does
 
 
 class Driver(Protocol):
@@ -52,11 +55,13 @@ class Driver(Protocol):
 
 
 def _make(repo: Repository, ref: WorkspaceRef, parent: Job, name: str, body: dict, now: datetime,
-          data_dir: Path | None, outside: Mapping[str, str | None]) -> None:
+          data_dir: Path | None, outside: Mapping[str, str | None], ask: Ask | None) -> None:
     if repo.job(ref.child_id("jobs", name)) is not None:
         return  # made already: a decision names each child once
     child, _ = jobs.put(repo, ref, name, body, now, data_dir, outside)
     child.parent_key = parent.key
+    if ask is not None:
+        settle(repo, parent, child, ask, now)
 
 
 def _fail(repo: Repository, ref: WorkspaceRef, parent: Job, message: str, now: datetime) -> None:
@@ -75,7 +80,7 @@ def _act(repo: Repository, ref: WorkspaceRef, parent: Job, plan: Plan, now: date
     for name, body in plan.make:
         try:
             with repo.savepoint():
-                _make(repo, ref, parent, name, body, now, data_dir, outside)
+                _make(repo, ref, parent, name, body, now, data_dir, outside, plan.reuse.get(name))
         except EmulatorError as exc:
             _fail(repo, ref, parent, f"Child job {name} could not be submitted: {exc.message}", now)
             return False
@@ -104,7 +109,7 @@ def drive(repo: Repository, parent: Job, driver: Driver, series: Mapping[str, li
     statuses = [S(child.status) for child in repo.children(parent.key)]
     ended = rules.rolled_up(S(parent.status), statuses, plan.done, driver.outcome)
     if ended == S.FAILED:
-        parent.error = {"code": "UserError", "message": "No child job completed."}
+        parent.error = {"code": "UserError", "message": plan.error or "No child job completed."}
     if ended is not None:
         jobs.transition(parent, ended, now, parent.error["message"] if ended == S.FAILED else None)
     return plan

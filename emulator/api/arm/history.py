@@ -23,7 +23,7 @@ def run_outputs(row: Job, workspace: Workspace) -> dict:
 
 
 def _run_type(row: Job) -> str:
-    return "hyperdrive" if row.body.get("jobType") == "Sweep" else "azureml.CommandJob"
+    return {"Sweep": "hyperdrive", "Pipeline": "azureml.PipelineRun"}.get(row.body.get("jobType"), "azureml.CommandJob")
 
 
 def run(row: Job, workspace: Workspace) -> dict:
@@ -45,7 +45,7 @@ def _log_files(row: Job, ref: WorkspaceRef, settings: Settings, secret: bytes, n
     if not folder.is_dir():
         return {}
     sas = blob_access.mint(secret, where.account, where.container, now, permissions="r")
-    names = sorted(p.relative_to(folder).as_posix() for pattern in ("user_logs/*.txt", "azureml-logs/*.txt")
+    names = sorted(p.relative_to(folder).as_posix() for pattern in ("user_logs/*.txt", "azureml-logs/*.txt", "logs/azureml/*.txt")
                    for p in folder.glob(pattern))
     base = f"{settings.public_url}/blob/{where.account}/{where.container}/{where.blob}"
     return {name: f"{base}/{quote(name)}?{sas}" for name in names}

@@ -28,7 +28,9 @@ RESOLVED_INPUTS = "amlemuInputDataUris"
 # The stored key of the environment version a registry reference (azureml://registries/...) resolved to at submit:
 # the job keeps showing the reference as given, and runs what it meant then.
 RESOLVED_ENVIRONMENT = "amlemuEnvironmentKey"
-PRIVATE = (RESOLVED_INPUTS, RESOLVED_ENVIRONMENT)  # the emulator's own, never shown
+# A pipeline step's reuse key (domain/jobs/pipeline_steps.py): an earlier run with the same may stand in for it.
+REUSE_KEY = "amlemuReuseKey"
+PRIVATE = (RESOLVED_INPUTS, RESOLVED_ENVIRONMENT, REUSE_KEY)  # the emulator's own, never shown
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,14 @@ def advance(current: JobStatus, target: JobStatus) -> JobStatus:
     raise InvalidTransition(f"A job cannot go from {current} to {target}.", target="status")
 
 
+def reuse(current: JobStatus) -> JobStatus:
+    """A pipeline step whose earlier run stands in for it ends Completed before it starts (Azure's reuse)."""
+    if current != S.NOT_STARTED:
+        raise InvalidTransition(f"Only a job that has not started can reuse an earlier run's outputs; this one is "
+                                f"{current}.", target="status")
+    return S.COMPLETED
+
+
 def on_cancel(current: JobStatus) -> JobStatus:
     """What a cancel request does: nothing runs yet → Canceled at once; something runs → CancelRequested
     until its container is gone; an ended job stays as it is (cancelling it is not an error in Azure)."""

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from emulator import confined
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job
-from emulator.services import jobs, sweeps, workspaces
+from emulator.services import jobs, pipelines, sweeps, workspaces
 from emulator.services.external_data import ExternalData
 from emulator.services.facade.base import Service
 from emulator.store.tables import Job, Workspace
@@ -25,7 +25,7 @@ class Jobs(Service):
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[Job, bool, Workspace]:
         outside = self._outside(ref, name, body)
         with self.store.transaction() as repo:
-            submit = sweeps.put if sweeps.is_sweep(body) else jobs.put
+            submit = sweeps.put if sweeps.is_sweep(body) else pipelines.put if pipelines.is_pipeline(body) else jobs.put
             row, created = submit(repo, ref, name, body, self.clock(), self.settings.data_dir, outside)
             return row, created, workspaces.get(repo, ref)
 

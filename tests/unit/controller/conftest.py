@@ -13,7 +13,7 @@ from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.domain.ids import WorkspaceRef
 from emulator.runtime.fake import FakeRuntime
 from emulator.runtime.labels import ROLE, STACK
-from emulator.services import workspaces
+from emulator.services import assets, computes, workspaces
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node, Operation
@@ -131,3 +131,18 @@ class Azure:
 @pytest.fixture
 def azure(settings, store, fake, clock) -> Azure:
     return Azure(settings, store, fake, clock)
+
+
+PY_ENV = "py"
+
+
+@pytest.fixture
+def py_and_cpu(azure) -> None:
+    """Environment `py` (python:3.11-slim, version 1) and cluster `cpu` (0 to 2 nodes), for the parent jobs' tests."""
+    with azure.store.transaction() as repo:
+        assets.put(repo, azure.ref, assets.ENVIRONMENTS, PY_ENV, "1", {"properties": {"image": "python:3.11-slim"}},
+                   azure.clock())
+        computes.put(repo, azure.ref, repo.workspace(azure.ref.key), "cpu", {"properties": {
+            "computeType": "AmlCompute", "properties": {"vmSize": "Standard_DS3_v2",
+                                                        "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 2}}}},
+            azure.clock())

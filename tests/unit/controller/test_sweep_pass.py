@@ -8,7 +8,7 @@ import pytest
 from emulator.controller.reconcilers.parents import ParentReconciler
 from emulator.domain.jobs import artifacts
 from emulator.domain.jobs.status import JobStatus as S
-from emulator.services import assets, computes, jobs, sweeps
+from emulator.services import jobs, sweeps
 from emulator.services.sweep_driver import SweepDriver
 from emulator.services.sweeps import KIND
 
@@ -40,14 +40,8 @@ def sweep_body(azure, **props) -> dict:
 
 
 @pytest.fixture
-def ready(azure):
-    with azure.store.transaction() as repo:
-        assets.put(repo, azure.ref, assets.ENVIRONMENTS, ENV, "1", {"properties": {"image": "python:3.11-slim"}},
-                   azure.clock())
-        computes.put(repo, azure.ref, repo.workspace(azure.ref.key), "cpu", {"properties": {
-            "computeType": "AmlCompute", "properties": {"vmSize": "Standard_DS3_v2",
-                                                        "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 2}}}},
-            azure.clock())
+def ready(py_and_cpu) -> None:
+    """An environment and a cluster (conftest)."""
 
 
 @pytest.fixture

@@ -1,0 +1,185 @@
+"""A pipeline step as the command job that runs it, and what decides whether an earlier run can stand in. Pure.
+
+A step's child job takes its command, code, environment, defaults, resources and distribution from the step's
+component (pinned when the pipeline was submitted) and its values from the step: a literal, the pipeline's input
+(`${{parent.inputs.x}}`), or an earlier step's output (`${{parent.jobs.a.outputs.b}}`), which the child reads as that
+step's child's output (`azureml://jobs/<child>/outputs/<b>`). A step's output is where the step says (`${{name}}` is
+the child's name), the pipeline's output it binds to (`${{parent.outputs.y}}`: there, so the pipeline's output is
+the step's), or the default datastore's `azureml/<child>/<output>/`.
+
+Children are named by a GUID of the pipeline and the step, as Azure names a pipeline's child runs; the same
+pipeline and step always give the same name, so a controller that restarts never makes a step twice.
+"""
+
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping
+
+from emulator.domain.assets.components import ComponentSpec
+from emulator.domain.jobs import artifacts, command_job, pipeline_graph
+from emulator.domain.jobs.pipeline import J, PipelineSpec, StepSpec, is_serverless
+from emulator.domain.storage import datastores
+from emulator.errors import ValidationFailed
+
+# The SDK's snake_case (component specs and steps) to a command job's camelCase.
+_KEYS = {"job_input_type": "jobInputType", "job_output_type": "jobOutputType", "asset_name": "assetName",
+         "asset_version": "assetVersion", "path_on_compute": "pathOnCompute", "instance_count": "instanceCount",
+         "instance_type": "instanceType", "shm_size": "shmSize", "docker_args": "dockerArgs",
+         "process_count_per_instance": "processCountPerInstance", "worker_count": "workerCount",
+         "parameter_server_count": "parameterServerCount", "job_tier": "jobTier"}
+_MODES = {"ro_mount": "ReadOnlyMount", "download": "Download", "direct": "Direct", "eval_mount": "EvalMount",
+          "eval_download": "EvalDownload", "rw_mount": "ReadWriteMount", "upload": "Upload"}
+_DISTRIBUTIONS = {"pytorch": "PyTorch", "mpi": "Mpi", "tensorflow": "TensorFlow"}
+ASSET_TYPES = command_job.OUTPUT_TYPES
+REUSED_FLAG, REUSED_RUN = "azureml.isreused", "azureml.reusedrunid"  # what the SDK's download reads
+
+
+def child_name(parent_key: str, step: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{parent_key}/jobs/{step}"))
+
+
+def _camel(entry: Mapping) -> dict:
+    return {_KEYS.get(key, key): value for key, value in entry.items() if value is not None}
+
+
+def _mode(value: object) -> object:
+    return _MODES.get(value, value) if isinstance(value, str) else value
+
+
+def _port_text(entry: Mapping) -> str:
+    """What a graph reads of a step's port: its binding or literal value as written (a path's `${{name}}` is no
+    binding)."""
+    value = entry.get("value")
+    return value if isinstance(value, str) else ""
+
+
+def graph_steps(spec: PipelineSpec, components: Mapping[str, ComponentSpec]) -> dict[str, pipeline_graph.Step]:
+    return {name: pipeline_graph.Step(inputs={k: _port_text(v) for k, v in step.inputs.items()},
+                                      outputs={k: _port_text(v) for k, v in step.outputs.items()},
+                                      declared_outputs=frozenset(components[name].outputs))
+            for name, step in spec.steps.items()}
+
+
+def _literal(value: object) -> dict:
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return {"jobInputType": "literal", "value": text}
+
+
+def _substituted(text: str, pipeline_inputs: Mapping[str, dict], target: str) -> str:
+    """A literal with ${{parent.inputs.x}} inside it (x a literal of the pipeline) filled in."""
+    for binding in pipeline_graph.bindings(text, target):
+        entry = pipeline_inputs.get(binding.name)
+        if binding.kind != "inputs" or entry is None or entry["jobInputType"] != "literal":
+            raise ValidationFailed(f"{target}: {text[:200]!r} mixes text with a binding; only the pipeline's literal "
+                                   "inputs can be part of a longer value.", target=target)
+        text = text.replace(f"${{{{parent.inputs.{binding.name}}}}}", entry["value"])
+    return text
+
+
+def _input(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, children: Mapping[str, str]) -> dict | None:
+    target = f"{J}.{step.name}.inputs.{name}"
+    given = step.inputs.get(name)
+    value = given.get("value") if given else None
+    whole = pipeline_graph.bindings(value, target) if isinstance(value, str) and value.strip().startswith("${{") \
+        and value.strip().endswith("}}") and value.count("${{") == 1 else []
+    if given is not None and whole and whole[0].kind == "inputs":
+        given = spec.inputs.get(whole[0].name) and {**spec.inputs[whole[0].name],
+                                                    **({"mode": given["mode"]} if given.get("mode") else {})}
+        if given is not None:
+            return _camel({**given, "mode": _mode(given.get("mode"))}) if given["jobInputType"] != "literal" \
+                else _literal(given["value"])
+    elif given is not None and whole:  # another step's output
+        kind = declared.get("type") if declared.get("type") in ASSET_TYPES else "uri_folder"
+        return _camel({"jobInputType": kind, "uri": f"azureml://jobs/{children[whole[0].name]}/outputs/{whole[0].port}",
+                       "mode": _mode(given.get("mode") or declared.get("mode"))})
+    elif given is not None and given.get("job_input_type", "literal") == "literal":
+        return _literal(_substituted(value, spec.inputs, target) if isinstance(value, str) else value)
+    elif given is not None:
+        return _camel({**given, "mode": _mode(given.get("mode"))})
+    if declared.get("default") is not None:
+        return _literal(declared["default"])
+    if declared.get("optional"):
+        return None
+    raise ValidationFailed(f"{target}: the step's component requires input '{name}' and it has no default; bind it "
+                           "(${{parent.inputs.<input>}} or ${{parent.jobs.<step>.outputs.<output>}}) or give a value.",
+                           target=target)
+
+
+def _output(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, child: str, parent: str) -> dict:
+    given = step.outputs.get(name) or {}
+    kind = declared["type"]
+    entry = {"jobOutputType": kind, "mode": _mode(given.get("mode") or declared.get("mode"))}
+    value = given.get("value")
+    if isinstance(value, str) and "${{" in value:  # the pipeline's output: the step writes where that one lives
+        bound = pipeline_graph.bindings(value, f"{J}.{step.name}.outputs.{name}")[0]
+        own = spec.outputs[bound.name]
+        entry.update(uri=artifacts.output_uri(parent, bound.name, own), mode=entry["mode"] or own.get("mode"))
+    elif given.get("uri"):
+        entry["uri"] = given["uri"].replace("${{name}}", child).replace("${{output_name}}", name)
+    elif spec.default_datastore:
+        store = command_job.arm_child_name(spec.default_datastore, "datastores")
+        if store != datastores.BLOB_STORE:
+            entry["uri"] = f"azureml://datastores/{store}/paths/azureml/{child}/{name}/"
+    for key in ("asset_name", "asset_version"):
+        entry[key] = given.get(key)
+    return _camel(entry)
+
+
+def _distribution(value: dict | None) -> dict | None:
+    if not value:
+        return None
+    kind = str(value.get("type", "")).lower()
+    return _camel({"distributionType": _DISTRIBUTIONS.get(kind, kind),
+                   **{k: v for k, v in value.items() if k != "type"}})
+
+
+def child_body(spec: PipelineSpec, props: Mapping, step_name: str, component: ComponentSpec,
+               children: Mapping[str, str], parent: str) -> dict:
+    """The command job PUT body of a step's child; `children`: every step's child name; `parent`: the pipeline's."""
+    step, child = spec.steps[step_name], children[step_name]
+    unknown = sorted(set(step.inputs) - set(component.inputs))
+    if unknown:
+        raise ValidationFailed(f"{J}.{step_name}.inputs.{unknown[0]}: the step's component has no input "
+                               f"'{unknown[0]}' (its inputs: {', '.join(sorted(component.inputs)) or 'none'}).",
+                               target=f"{J}.{step_name}.inputs.{unknown[0]}")
+    inputs = {name: entry for name, declared in component.inputs.items()
+              if (entry := _input(spec, step, name, declared, children)) is not None}
+    outputs = {name: _output(spec, step, name, declared, child, parent) for name, declared in component.outputs.items()
+               if declared["type"] in ASSET_TYPES}
+    compute = step.compute_id or spec.default_compute
+    body = {"jobType": "Command", "command": component.command, "codeId": component.code_id,
+            "environmentId": component.environment_id, "inputs": inputs, "outputs": outputs,
+            "environmentVariables": {**component.environment_variables, **step.environment_variables},
+            "resources": {**_camel(component.resources), **_camel(step.resources)},
+            "distribution": _distribution(step.distribution or component.distribution),
+            "limits": _camel(step.limits) or None, "queueSettings": _camel(step.queue_settings) or None,
+            "displayName": step.display_name or step_name, "experimentName": props.get("experimentName"),
+            "tags": step.tags, "properties": {"azureml.nodeid": step_name, "azureml.pipeline": parent}}
+    if compute and not is_serverless(compute):
+        body["computeId"] = compute
+    return {command_job.P: {k: v for k, v in body.items() if v is not None}}
+
+
+def reuse_key(body: Mapping, upstream: Mapping[str, str], child: str, parent: str) -> str:
+    """What must be equal for an earlier run of a step to stand in for this one: command, code, environment,
+    inputs (an earlier step's output by where it lives: `upstream`, its azureml://jobs/ URI -> that), outputs (where they go, but
+    for this run's own names: `child`, `parent`), variables, resources and distribution; not the compute."""
+    props = body[command_job.P]
+    inputs = {}
+    for name, entry in props["inputs"].items():
+        inputs[name] = {**entry, "uri": upstream.get(entry["uri"], entry["uri"])} if "uri" in entry else entry
+    seen = {key: props.get(key) for key in ("command", "codeId", "environmentId", "environmentVariables",
+                                            "resources", "distribution")}
+    names = {child: "${{name}}", parent: "${{parent}}"}
+    outputs = {name: {**entry, "uri": "/".join(names.get(part, part) for part in entry["uri"].split("/"))}
+               if entry.get("uri") else entry for name, entry in (props.get("outputs") or {}).items()}
+    text = json.dumps({**seen, "inputs": inputs, "outputs": outputs}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def failure(failed: list[str]) -> str:
+    """Azure's words for a pipeline whose steps failed."""
+    nodes = ", ".join(f"/{name}" for name in failed)
+    return (f"Pipeline has failed child jobs. Failed nodes: {nodes}. For more details and logs, please go to the job "
+            "detail page and check the child jobs.")
