@@ -60,10 +60,10 @@ if "--force-rerun" in sys.argv:
     job.settings.force_rerun = True
 
 job = ml_client.jobs.create_or_update(job, experiment_name="amlemu-pipelines")
-print(f"submitted {job.name}: {job.status}")
+print(f"submitted {job.name}")
 ml_client.jobs.stream(job.name)  # the pipeline's log: each step submitted and finished; raises if one fails
 for step in ml_client.jobs.list(parent_job_name=job.name):
-    print(f"  {step.display_name:10} {step.name}  {step.status}  reused: {step.properties.get('azureml.isreused')}")
+    print(f"  {step.display_name:9} {step.name} {step.status} reused: {step.properties.get('azureml.isreused', 'false')}")
 download = Path(args[0] if args else HERE / "downloads") / job.name
 ml_client.jobs.download(job.name, download_path=download, output_name="evaluation")
-print(f"{ml_client.jobs.get(job.name).status}: {(download / 'named-outputs' / 'evaluation' / 'metrics.json').read_text()}")
+print((download / "named-outputs" / "evaluation" / "metrics.json").read_text())
