@@ -188,6 +188,23 @@ def own_times(steps: list[dict]) -> list[float]:
             if "Running" in s["marks"] and "Completed" in s["marks"]]
 
 
+# Where a linear run's time goes, between consecutive marks (seconds after the submit; "seen": the client's jobs.get).
+TIMELINE = [("submit → the first step's job stored (NotStarted)", "submit", "first_stored"),
+            ("a step's job stored → Running", "stored", "running"),
+            ("a step Running → Completed (its command, its end)", "running", "completed"),
+            ("a step Completed → the next step's job stored", "completed", "next_stored"),
+            ("the last step Completed → the run seen Completed by the client", "last_completed", "seen")]
+
+
+def timeline(run: dict) -> dict[str, float]:
+    """Medians over a run's steps of each TIMELINE phase (a pipeline's or a chain's)."""
+    steps = [s["marks"] for s in run["steps"]]
+    spans = {"submit": [steps[0]["NotStarted"]], "stored": [m["Running"] - m["NotStarted"] for m in steps],
+             "running": [m["Completed"] - m["Running"] for m in steps],
+             "completed": handoffs(run["steps"]), "last_completed": [run["seconds"] - steps[-1]["Completed"]]}
+    return {what: statistics.median(spans[a]) for what, a, _b in TIMELINE}
+
+
 def pipeline_half(ml, stack, events, args) -> dict:
     console.print("[bold]pipeline[/]: warm-up (registers the anonymous components and environment; not counted)")
     warm = {"pipeline": run_pipeline(ml, stack, args.poll, force=True), "chain": run_chain(ml, stack, args.poll)}
@@ -218,6 +235,8 @@ def pipeline_half(ml, stack, events, args) -> dict:
                                                  for p in pipelines),
             "pipeline_last_to_parent": median(p["marks"]["Completed"] - p["steps"][-1]["marks"]["Completed"]
                                               for p in pipelines),
+            "timeline": {"pipeline": {w: median(timeline(p)[w] for p in pipelines) for w, _a, _b in TIMELINE},
+                         "chain": {w: median(timeline(c)[w] for c in chains) for w, _a, _b in TIMELINE}},
             "reused": {"seconds": reused["seconds"], "status": reused["status"],
                        "steps_reused": sum(s["reused"] for s in reused["steps"]), "steps": len(reused["steps"])},
             "runs": {"pipelines": pipelines, "chains": chains, "warmup": warm, "reused": reused}}
@@ -358,6 +377,11 @@ def write_markdown(report: dict, path: Path) -> None:
     lines += [f"| {' | '.join(row)} |" for row in rows(report)]
     for note in notes(report):
         lines += ["", note]
+    if p := report.get("pipeline"):
+        lines += ["", "**a linear run's time, phase by phase (medians over the steps, then over the runs)**", "",
+                  "| phase | the pipeline | the 3 command jobs, one after another |", "| --- | --- | --- |"]
+        lines += [f"| {what} | {p['timeline']['pipeline'][what]:.2f} s | {p['timeline']['chain'][what]:.2f} s |"
+                  for what, _a, _b in TIMELINE]
     if s := report.get("sweep"):
         lines += ["", "**one trial's time, phase by phase (medians; the script's marks are its own clock, on the same "
                   "host)**", "", "| phase | a sweep's trial | the same as a command job |", "| --- | --- | --- |"]
