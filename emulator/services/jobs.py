@@ -11,7 +11,16 @@ from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_canc
 from emulator.domain.registries import ids as registry_ids
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import assets, computes, data, environment_refs, job_outputs, serverless, workspaces
+from emulator.services import (
+    assets,
+    computes,
+    data,
+    environment_refs,
+    job_outputs,
+    registry_assets,
+    serverless,
+    workspaces,
+)
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, TrackedExperiment
 
@@ -66,9 +75,9 @@ def _compute(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec) -> 
 
 
 def _asset(repo: Repository, ref: WorkspaceRef, arm_id: str, kind: str, target: str) -> None:
-    if registry_ids.is_asset_id(arm_id):
-        raise ValidationFailed(f"{target} names a registry asset ({arm_id}); a job takes its environment from a "
-                               f"registry, its {kind} from its workspace.", target=target)
+    if registry_ids.is_asset_id(arm_id):  # a registry's component runs its registry's code in any workspace
+        registry_assets.find(repo, registry_ids.asset_ref(arm_id, kind, target), target)
+        return
     name, version = command_job.version_ref(arm_id, kind, target)
     try:
         assets.get(repo, ref, kind, name, version)

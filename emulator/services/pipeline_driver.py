@@ -31,7 +31,7 @@ def _stamp(now: datetime, text: str) -> str:
 
 class PipelineDriver:
     outcome = children.Outcome.ALL_COMPLETED
-    log_name = "logs/azureml/executionlogs.txt"  # what the SDK streams for a pipeline
+    log_name = artifacts.PARENT_LOGS["Pipeline"]  # what the SDK streams for a pipeline
 
     def wanted(self, parent: Job, kids: Sequence[Job]) -> tuple[str, list[str]] | None:
         return None  # a pipeline reads no metric

@@ -15,7 +15,7 @@ live trials when an early termination policy needs them, and once more those of 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from emulator.domain.jobs import children, early_termination, sampling, sweep
+from emulator.domain.jobs import artifacts, children, early_termination, sampling, sweep
 from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.services.parents import Plan
 from emulator.store.tables import Job
@@ -30,7 +30,7 @@ def _stamp(now: datetime, source: str, text: str) -> str:
 
 class SweepDriver:
     outcome = children.Outcome.ANY_COMPLETED
-    log_name = "azureml-logs/hyperdrive.txt"  # what the SDK streams for a sweep
+    log_name = artifacts.PARENT_LOGS["Sweep"]  # what the SDK streams for a sweep
 
     @staticmethod
     def spec(parent: Job) -> sweep.SweepSpec:

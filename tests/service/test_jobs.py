@@ -88,7 +88,7 @@ BAD_JOBS = [
      "properties.environmentId"),
     (job_body(environmentId="not-an-id"), "properties.environmentId"),
     (job_body(codeId=f"{CODES}/nope/versions/1"), "properties.codeId"),
-    (job_body(jobType="Pipeline"), "properties.jobType"),
+    (job_body(jobType="AutoML"), "properties.jobType"),
     (job_body(inputs={"x": {"jobInputType": "tensor", "value": "3"}}), "properties.inputs.x.jobInputType"),
     (job_body(inputs={"x": {"jobInputType": "literal", "value": 3}}), "properties.inputs.x.value"),
     (job_body(inputs={"x": {"jobInputType": "uri_folder"}}), "properties.inputs.x.uri"),

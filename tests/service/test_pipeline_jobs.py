@@ -3,13 +3,18 @@ is stored and read back as the SDK sends it, bad ones are refused naming the fie
 child), and its steps (made here as the controller makes them) are listed as its children only."""
 
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 import pytest
 
+from emulator.controller.scheduling import scheduler
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
 from emulator.services import parents
 from emulator.services.pipeline_driver import PipelineDriver
-from tests.service.test_api import API, WS_PATH, assert_arm_error
+from tests.service.test_api import API, SUB, WS_PATH, assert_arm_error
 from tests.service.test_jobs import CODE_ID, ENV_ID, HISTORY, JOBS, job_names, put_job, ready  # noqa: F401
+from tests.service.test_user_registries import DP, PLANE, put_registry, upload
 
 pytestmark = pytest.mark.usefixtures("ready", "components")
 COMPONENTS = f"{WS_PATH}/components"
@@ -123,3 +128,36 @@ def test_steps_are_the_pipelines_children_and_cancel_with_it(app, client, auth):
     assert set(statuses.values()) == {"Canceled"}
     _controller_pass(app)
     assert client.get(f"{JOBS}/pipe-1", params=API, headers=auth).json()["properties"]["status"] == "Canceled"
+
+
+def test_the_pipelines_web_view_shows_its_log(client, auth, settings):
+    body = put_job(client, auth, "pipe-1", pipeline_body())
+    log = settings.data_dir / artifacts.directory(WorkspaceRef(SUB, "amlemu", "amlemu"), "pipe-1") / \
+        artifacts.PARENT_LOGS["Pipeline"]
+    log.parent.mkdir(parents=True)
+    log.write_text("[2026-01-01 12:00:00Z] Submitting 1 runs, first five are: prep:x\n")
+    link = urlsplit(body["properties"]["services"]["Studio"]["endpoint"])
+    page = client.get(f"{link.path}?{link.query}")  # no token: as a browser opens it
+    assert page.status_code == 200 and "Submitting 1 runs" in page.text and "pipe-1" in page.text
+
+
+def test_a_step_runs_a_registrys_component_with_the_registrys_code(app, client, auth, settings):
+    put_registry(client, auth)
+    code = "azureml://registries/shared-reg/codes/src/versions/1"
+    assert client.put(f"{PLANE}/codes/src/versions/1", params=DP, headers=auth,
+                      json={"properties": {"codeUri": upload(settings, "main.py", "print('hi')")}}).status_code == 201
+    spec = {"type": "command", "command": "python main.py --out ${{outputs.out}}", "code": code,
+            "environment": "azureml://registries/azureml/environments/sklearn-1.5/labels/latest",
+            "outputs": {"out": {"type": "uri_folder"}}}
+    made = client.put(f"{PLANE}/components/shared_step/versions/1", params=DP, headers=auth,
+                      json={"properties": {"componentSpec": spec}})
+    assert made.status_code == 201, made.text
+    shared = "azureml://registries/shared-reg/components/shared_step/labels/latest"
+    put_job(client, auth, "pipe-reg", pipeline_body(jobs={"a": step(shared)}, inputs={}, outputs={}))
+    _controller_pass(app)
+    child = client.get(f"{HISTORY}/runs/pipe-reg/children", params=API, headers=auth).json()["value"][0]["runId"]
+    with app.state.context.store.transaction() as repo:
+        job = repo.job(f"{WS_PATH}/jobs/{child}".lower())
+        assert job.body["codeId"] == code
+        where = scheduler.code_dir(repo, WorkspaceRef(SUB, "amlemu", "amlemu"), job)
+    assert (settings.data_dir / where / "main.py").read_text() == "print('hi')"  # the node copies it from there

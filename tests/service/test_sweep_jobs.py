@@ -3,12 +3,15 @@ stored and read back as the SDK sends it, bad ones are refused naming the field 
 (made here as the controller makes them) are listed as its children only, and cancelling it cancels them."""
 
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 import pytest
 
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import artifacts
 from emulator.services import parents
 from emulator.services.sweep_driver import SweepDriver
-from tests.service.test_api import API, WS_PATH, assert_arm_error
+from tests.service.test_api import API, SUB, WS_PATH, assert_arm_error
 from tests.service.test_jobs import CODE_ID, ENV_ID, HISTORY, JOBS, job_names, put_job, ready  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("ready")
@@ -94,3 +97,14 @@ def test_trials_are_the_sweeps_children_and_cancel_with_it(app, client, auth):
     _controller_pass(app)
     assert client.get(f"{JOBS}/sweep-1", params=API, headers=auth).json()["properties"]["status"] == "Canceled"
     assert client.post(f"{JOBS}/sweep-1/cancel", params=API, headers=auth).status_code == 200
+
+
+def test_the_sweeps_web_view_shows_its_log(client, auth, settings):
+    body = put_job(client, auth, "sweep-1", sweep_body())
+    log = settings.data_dir / artifacts.directory(WorkspaceRef(SUB, "amlemu", "amlemu"), "sweep-1") / \
+        artifacts.PARENT_LOGS["Sweep"]
+    log.parent.mkdir(parents=True)
+    log.write_text("[2026-01-01T12:00:00.000000Z][SCHEDULER][INFO]Scheduling job, id='sweep-1_0'\n")
+    link = urlsplit(body["properties"]["services"]["Studio"]["endpoint"])
+    page = client.get(f"{link.path}?{link.query}")  # no token: as a browser opens it
+    assert page.status_code == 200 and "Scheduling job" in page.text and "sweep-1" in page.text

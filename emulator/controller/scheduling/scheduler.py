@@ -16,9 +16,11 @@ from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, scheduling
 from emulator.domain.jobs import command_job as job_rules
 from emulator.domain.jobs.status import TERMINAL, JobStatus
+from emulator.domain.registries import ids as registry_ids
+from emulator.domain.registries import storage as registry_storage
 from emulator.domain.storage import datastores
 from emulator.errors import EmulatorError
-from emulator.services import computes
+from emulator.services import computes, registry_assets
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Job, Node
@@ -130,6 +132,10 @@ def code_dir(repo: Repository, ref: WorkspaceRef, job: Job) -> str | None:
     code_id = job.body.get("codeId")
     if not code_id:
         return None
+    if registry_ids.is_asset_id(code_id):  # a registry component's code, in the registry's storage
+        row = registry_assets.find(repo, registry_ids.asset_ref(code_id, "codes", "codeId"), "codeId")
+        registry = registry_ids.owner_of(row.key)
+        return artifacts.blob_dir(registry_storage.location(registry, row.body["codeUri"], "codeId"))
     row = repo.asset_version(code_id)
     if row is None:
         raise EmulatorError(f"The code snapshot of job {job.name} ({code_id}) is not in the blob store.")

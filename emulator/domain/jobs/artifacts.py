@@ -30,6 +30,17 @@ def log_name(rank: int, world_size: int) -> str:
     return "user_logs/std_log.txt" if world_size == 1 else f"user_logs/std_log_process_{rank}.txt"
 
 
+# The log a parent job's driver writes, by job type: what `jobs.stream` prints for it.
+PARENT_LOGS = {"Sweep": "azureml-logs/hyperdrive.txt", "Pipeline": "logs/azureml/executionlogs.txt"}
+
+
+def main_log(body: dict) -> str:
+    """The log that tells a job's story: a parent's driver log, else rank 0's."""
+    if body.get("jobType") in PARENT_LOGS:
+        return PARENT_LOGS[body["jobType"]]
+    return log_name(0, body["resources"]["instanceCount"])
+
+
 def output_uri(job_name: str, name: str, entry: dict) -> str:
     """Where a named output goes: the path the user gave, else Azure's default in the workspace blob store."""
     return entry.get("uri") or f"azureml://datastores/{datastores.BLOB_STORE}/paths/azureml/{job_name}/{name}/"

@@ -97,6 +97,11 @@ def _output(key: str, value: object) -> dict:
     return _typed(value, f"{P}.outputs.{key}", "jobOutputType", OUTPUT_TYPES, OUTPUT_MODES)
 
 
+def ports(props: dict) -> tuple[dict[str, dict], dict[str, dict]]:
+    """A job's inputs and outputs, checked and normalised (command, sweep and pipeline jobs alike)."""
+    return _io(props.get("inputs"), "inputs", _input), _io(props.get("outputs"), "outputs", _output)
+
+
 def _instance_count(resources: dict) -> int:
     count = resources.get("instanceCount", 1)
     count = 1 if count is None else count
@@ -134,10 +139,10 @@ def parse(body: object) -> tuple[dict, JobSpec]:
     payload.finite(body)
     props = dict(payload.obj(body.get(P), P, required=True))
     if props.get("jobType") != "Command":
-        raise ValidationFailed(f"amlemu runs command jobs: {P}.jobType must be 'Command', got "
-                               f"{props.get('jobType')!r}.", target=f"{P}.jobType")
+        raise ValidationFailed(f"amlemu runs command, sweep and pipeline jobs: {P}.jobType must be 'Command', "
+                               f"'Sweep' or 'Pipeline', got {props.get('jobType')!r}.", target=f"{P}.jobType")
     command = payload.required_string(props.get("command"), f"{P}.command")
-    inputs, outputs = _io(props.get("inputs"), "inputs", _input), _io(props.get("outputs"), "outputs", _output)
+    inputs, outputs = ports(props)
     placeholders.check(command, inputs, outputs)
     compute_id = payload.string(props.get("computeId"), f"{P}.computeId") or None
     code_id = payload.string(props.get("codeId"), f"{P}.codeId")

@@ -107,15 +107,13 @@ def parse(body: object) -> tuple[dict, PipelineSpec]:
     props = dict(payload.obj(body.get(P), P, required=True))
     if props.get("jobType") != "Pipeline":
         raise ValidationFailed(f"{P}.jobType must be 'Pipeline', got {props.get('jobType')!r}.", target=f"{P}.jobType")
-    # the pipeline's own inputs and outputs are checked as a command job's are
-    io, _ = command_job.parse({P: {"jobType": "Command", "command": "true", "environmentId": "-",
-                                   "inputs": props.get("inputs"), "outputs": props.get("outputs")}})
+    inputs, outputs = command_job.ports(props)  # the pipeline's own, as a command job's
     steps = payload.obj(props.get("jobs"), J, required=True)
     if not steps:
         raise ValidationFailed(f"{J}: a pipeline needs at least one step.", target=J)
     settings = payload.obj(props.get("settings"), SETTINGS)
     spec = PipelineSpec(
-        inputs=io["inputs"], outputs=io["outputs"],
+        inputs=inputs, outputs=outputs,
         default_compute=payload.string(settings.get("default_compute"), f"{SETTINGS}.default_compute") or None,
         default_datastore=payload.string(settings.get("default_datastore"), f"{SETTINGS}.default_datastore") or None,
         continue_on_step_failure=_flag(settings, "continue_on_step_failure"), force_rerun=_flag(settings, "force_rerun"),

@@ -77,30 +77,47 @@ def _substituted(text: str, pipeline_inputs: Mapping[str, dict], target: str) ->
     return text
 
 
-def _input(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, children: Mapping[str, str]) -> dict | None:
+def _whole_binding(value: object, target: str) -> pipeline_graph.Binding | None:
+    """The binding a port's value is, when it is one binding and nothing else."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    found = pipeline_graph.bindings(text, target)
+    return found[0] if len(found) == 1 and text.startswith("${{") and text.endswith("}}") else None
+
+
+def _given(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, children: Mapping[str, str]) -> dict | None:
+    """The value a step gives its input, as its child job takes it; None when it gives none."""
     target = f"{J}.{step.name}.inputs.{name}"
     given = step.inputs.get(name)
-    value = given.get("value") if given else None
-    whole = pipeline_graph.bindings(value, target) if isinstance(value, str) and value.strip().startswith("${{") \
-        and value.strip().endswith("}}") and value.count("${{") == 1 else []
-    if given is not None and whole and whole[0].kind == "inputs":
-        given = spec.inputs.get(whole[0].name) and {**spec.inputs[whole[0].name],
-                                                    **({"mode": given["mode"]} if given.get("mode") else {})}
-        if given is not None:
-            return _camel({**given, "mode": _mode(given.get("mode"))}) if given["jobInputType"] != "literal" \
-                else _literal(given["value"])
-    elif given is not None and whole:  # another step's output
-        kind = declared.get("type") if declared.get("type") in ASSET_TYPES else "uri_folder"
-        return _camel({"jobInputType": kind, "uri": f"azureml://jobs/{children[whole[0].name]}/outputs/{whole[0].port}",
-                       "mode": _mode(given.get("mode") or declared.get("mode"))})
-    elif given is not None and given.get("job_input_type", "literal") == "literal":
+    if given is None or (given.get("value") is None and given.get("uri") is None):
+        return None
+    mode = _mode(given.get("mode"))
+    binding = _whole_binding(given.get("value"), target)
+    if binding is not None and binding.kind == "inputs":  # the pipeline's input
+        own = spec.inputs[binding.name]
+        if own["jobInputType"] == "literal":
+            return _literal(own["value"])
+        return _camel({**own, "mode": mode or own.get("mode")})
+    if binding is not None:  # an earlier step's output
+        kind = declared["type"] if declared.get("type") in ASSET_TYPES else "uri_folder"
+        return _camel({"jobInputType": kind, "uri": f"azureml://jobs/{children[binding.name]}/outputs/{binding.port}",
+                       "mode": mode or _mode(declared.get("mode"))})
+    if given.get("job_input_type", "literal") == "literal":
+        value = given["value"]
         return _literal(_substituted(value, spec.inputs, target) if isinstance(value, str) else value)
-    elif given is not None:
-        return _camel({**given, "mode": _mode(given.get("mode"))})
+    return _camel({**given, "mode": mode})
+
+
+def _input(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, children: Mapping[str, str]) -> dict | None:
+    """What the step gives, else the component's default; None for an optional input left out."""
+    if (given := _given(spec, step, name, declared, children)) is not None:
+        return given
     if declared.get("default") is not None:
         return _literal(declared["default"])
     if declared.get("optional"):
         return None
+    target = f"{J}.{step.name}.inputs.{name}"
     raise ValidationFailed(f"{target}: the step's component requires input '{name}' and it has no default; bind it "
                            "(${{parent.inputs.<input>}} or ${{parent.jobs.<step>.outputs.<output>}}) or give a value.",
                            target=target)

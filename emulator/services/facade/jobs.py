@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from emulator import confined
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts, command_job
+from emulator.domain.jobs import artifacts
 from emulator.services import jobs, pipelines, sweeps, workspaces
 from emulator.services.external_data import ExternalData
 from emulator.services.facade.base import Service
@@ -70,7 +70,7 @@ class Jobs(Service):
 
     def page(self, ref: WorkspaceRef, name: str) -> JobPage:
         row = self.job(ref, name)
-        log = f"{artifacts.directory(ref, row.name)}/{artifacts.log_name(0, command_job.instance_count(row.body))}"
+        log = f"{artifacts.directory(ref, row.name)}/{artifacts.main_log(row.body)}"
         outputs = {output: artifacts.output_uri(row.name, output, entry)
                    for output, entry in row.body.get("outputs", {}).items()}
         return JobPage(row, confined.last_lines(self.settings.data_dir, log, PAGE_LOG_LINES), outputs)
