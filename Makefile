@@ -61,3 +61,9 @@ bench-storm: venv compose
 .PHONY: bench-scoring
 bench-scoring: venv compose
 	$(BIN)/python -m bench.scoring
+
+# Pipeline and sweep jobs against what they orchestrate: a 3-step linear pipeline against the same steps as command
+# jobs one after another, a 20-trial sweep (4 at a time) against its ideal, on a stack of its own (about 6 minutes).
+.PHONY: bench-pipelines
+bench-pipelines: venv compose
+	$(BIN)/python -m bench.pipelines
