@@ -16,7 +16,7 @@ JOBS, MAX_NODES = 30, 3
 MEAN_SECONDS, SEED = 10.0, 20260611  # platform seconds between preemptions (scaled below); a fixed timeline
 SCALE = 0.2  # 10 s → 2 s between preemptions, the 30 s notice → 6 s, a preempted node listed 60 s → 12 s
 STEPS, STEP_SECONDS, CHECKPOINT_EVERY = 12, 0.15, 3
-DEADLINE = 360.0  # the whole storm, submit to the last container gone
+DEADLINE = 600.0  # the whole storm, submit to the last container gone (a bound on being stuck: a loaded machine is slower)
 # An attempt that finds the result already written fails the job loudly: the result is written exactly once.
 GUARD = ('if [ -e outputs/result.json ]; then echo "outputs/result.json was written by an earlier attempt" >&2; '
          'exit 3; fi')
