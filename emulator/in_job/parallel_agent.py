@@ -12,6 +12,7 @@ from __future__ import annotations  # the user's Python may be older than 3.10
 import multiprocessing
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime, timezone
 from multiprocessing.connection import wait
 
@@ -55,9 +56,12 @@ class Worker:
 
 
 class Agent:
-    def __init__(self, folder: files.SharedFolder, plan: list[rules.MiniBatch], settings, node: str, config: dict):
-        """`settings`: the runner's arguments; `config`: what every worker is started with."""
+    def __init__(self, folder: files.SharedFolder, plan: list[rules.MiniBatch], settings, node: str, config: dict,
+                 judge: Callable[[list[rules.Outcome]], rules.Verdict]):
+        """`settings`: the runner's arguments; `config`: what every worker is started with; `judge`: whether the
+        outcomes so far pass a threshold."""
         self.folder, self.plan, self.settings, self.node, self.config = folder, plan, settings, node, config
+        self.judge = judge
         self.context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this one inherited
         self.retries: deque = deque()
         self.cursor = 0
@@ -97,10 +101,7 @@ class Agent:
         return self.init_error
 
     def _stopping(self) -> bool:
-        thresholds = (self.settings.error_threshold, self.settings.mini_batch_error_threshold)
-        if thresholds == (rules.UNLIMITED, rules.UNLIMITED):
-            return False
-        return rules.verdict(self.folder.outcomes().values(), *thresholds).stop
+        return self.judge(list(self.folder.outcomes().values())).stop
 
     def _next(self) -> tuple[rules.MiniBatch, int] | None:
         if self.retries:
@@ -128,16 +129,17 @@ class Agent:
             message = each.conn.recv()
         except (EOFError, OSError):  # the process died (os._exit, a signal, out of memory)
             each.process.join(timeout=5)
-            self._failed(each, f"The worker process ended (exit code {each.process.exitcode}) while running it.")
+            died = f"The worker process ended (exit code {each.process.exitcode})"
+            if each.task is None:  # before it was ready, or idle: nothing to retry, and nothing would work
+                self._init_failed(each, f"{died} before it was ready.")
+                return
+            self._failed(each, f"{died} while running it.")
             workers[workers.index(each)] = self._replace(each)
             return
         if message[0] == "ready":
             each.ready = True
         elif message[0] == "init_failed":
-            self.init_error = message[1]
-            files.append(self.folder.logs / "user" / "error.txt",
-                         f"{_stamp()} {self.node}/{each.number}: init() failed: {_last_line(message[1])}\n")
-            files.append(self.folder.logs / "user" / "error" / self.node / f"{each.number}.txt", message[1])
+            self._init_failed(each, message[1])
         elif message[0] == "done":
             batch, tries, _, started = each.task
             outcome = rules.Outcome(batch.index, batch.items, min(message[2], batch.items), tries + 1)
@@ -147,6 +149,12 @@ class Agent:
             each.task = None
         else:
             self._failed(each, message[2])
+
+    def _init_failed(self, each: Worker, error: str) -> None:
+        self.init_error = error
+        files.append(self.folder.logs / "user" / "error.txt",
+                     f"{_stamp()} {self.node}/{each.number}: init() failed: {_last_line(error)}\n")
+        files.append(self.folder.logs / "user" / "error" / self.node / f"{each.number}.txt", error + "\n")
 
     def _timed_out(self, each: Worker) -> Worker:
         each.end(kill=True)

@@ -55,6 +55,15 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     if not args.entry_script and not args.mlflow_model:
         parser.error("--entry-script or --mlflow-model is required")
     args.program_arguments = theirs
+    # Azure's parallel run reads some of its options among the script's arguments (its docs' examples pass them
+    # there); the script still gets them all
+    azure = argparse.ArgumentParser(add_help=False)
+    azure.add_argument("--error_threshold", type=int)
+    azure.add_argument("--allowed_failed_percent", type=float)
+    found, _ = azure.parse_known_args(theirs)
+    if found.error_threshold is not None:
+        args.error_threshold = found.error_threshold
+    args.allowed_failed_percent = found.allowed_failed_percent
     return args
 
 
@@ -104,8 +113,10 @@ class Run:
             return 1
         config = {"input": args.input, "input_type": args.input_type, "entry_script": args.entry_script,
                   "program_arguments": args.program_arguments, "logging_level": args.logging_level.upper()}
+        total = sum(b.items for b in plan)
         try:
-            init_error = agent.Agent(self.folder, plan, args, self.node, config).run()
+            init_error = agent.Agent(self.folder, plan, args, self.node, config,
+                                     lambda outcomes: self.verdict(outcomes, total)).run()
         finally:
             self.folder.rank_ended()
         if init_error:
@@ -136,10 +147,15 @@ class Run:
 
     def _overview(self, plan: list[rules.MiniBatch], finished: bool) -> rules.Verdict:
         outcomes = list(self.folder.outcomes().values())
-        result = rules.verdict(outcomes, self.args.error_threshold, self.args.mini_batch_error_threshold)
+        result = self.verdict(outcomes, sum(b.items for b in plan))
         text = rules.overview(len(plan), outcomes, result, finished and len(outcomes) == len(plan))
         files.write_whole(self.folder.logs / "job_progress_overview.txt", text)
         return result
+
+    def verdict(self, outcomes, total: int) -> rules.Verdict:
+        args = self.args
+        return rules.verdict(outcomes, args.error_threshold, args.mini_batch_error_threshold,
+                             args.allowed_failed_percent, total)
 
     def _write_output(self, plan: list[rules.MiniBatch]) -> None:
         if not self.args.output:

@@ -155,13 +155,18 @@ class Verdict:
     reason: str | None
 
 
-def verdict(outcomes: Iterable[Outcome], error_threshold: int, mini_batch_error_threshold: int) -> Verdict:
+def verdict(outcomes: Iterable[Outcome], error_threshold: int, mini_batch_error_threshold: int,
+            allowed_failed_percent: float | None = None, total_items: int = 0) -> Verdict:
+    """`allowed_failed_percent` (a parallel job's program argument, as Azure reads it): failed items tolerated as a
+    share of all `total_items`."""
     done = sorted(outcomes, key=lambda o: o.index)
     items = sum(o.failed_items for o in done)
     batches = tuple(o.index for o in done if o.failed)
     reasons = []
     if over(items, error_threshold):
         reasons.append(f"{items} failed items exceed error_threshold {error_threshold}")
+    if allowed_failed_percent is not None and total_items and items * 100 > allowed_failed_percent * total_items:
+        reasons.append(f"{items} failed items of {total_items} exceed allowed_failed_percent {allowed_failed_percent:g}")
     if over(len(batches), mini_batch_error_threshold):
         reasons.append(f"{len(batches)} failed mini-batches exceed mini_batch_error_threshold "
                        f"{mini_batch_error_threshold}")

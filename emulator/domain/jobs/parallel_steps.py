@@ -91,7 +91,8 @@ def _task(task: dict, target: str, inputs: Mapping, outputs: Mapping, whole: boo
     if whole:
         payload.required_string(task.get("entry_script"), f"{target}.entry_script")
         payload.required_string(task.get("environment"), f"{target}.environment")
-    for key in ("entry_script", "code", "environment", "program_arguments"):
+    # a step's task may repeat its component's code and environment in any form: the component's pinned ones run
+    for key in ("entry_script", "program_arguments", *(("code", "environment") if whole else ())):
         payload.string(task.get(key), f"{target}.{key}")
     if task.get("entry_script") is not None and not task["entry_script"].strip():
         raise ValidationFailed(f"{target}.entry_script is empty: name the script in the code.",

@@ -95,3 +95,10 @@ def test_the_rules_need_only_the_standard_library():
     imported |= {node.module.split(".")[0] for node in ast.walk(ast.parse(source))
                  if isinstance(node, ast.ImportFrom) and node.module}
     assert imported <= {"__future__", "collections", "dataclasses"}
+
+
+def test_allowed_failed_percent_is_a_share_of_all_items():
+    outcomes = [Outcome(0, 10, 7, 1), Outcome(1, 10, 10, 1)]  # 3 of 40 items failed: 7.5 %
+    assert not rules.verdict(outcomes, -1, -1, allowed_failed_percent=10, total_items=40).stop
+    stopped = rules.verdict(outcomes, -1, -1, allowed_failed_percent=5, total_items=40)
+    assert stopped.stop and "3 failed items of 40 exceed allowed_failed_percent 5" in stopped.reason

@@ -115,6 +115,13 @@ def test_the_component_s_settings_and_azure_s_defaults_fill_what_the_step_leaves
     assert "--output " not in command  # no append_row_to: summary only
 
 
+def test_a_step_s_task_may_repeat_its_component_s_code_and_environment_in_any_form():
+    """A job file's inline step carries its task as written (a local code path, an inline environment)."""
+    inline = {**spec()["task"], "code": "./src", "environment": {"image": "python:3.11-slim"}}
+    props = child(step(task=inline))["properties"]
+    assert props["codeId"] == CODE[len("azureml:"):] and props["environmentId"] == ENV[len("azureml:"):]
+
+
 def test_a_step_and_its_component_must_be_of_one_kind():
     with pytest.raises(ValidationFailed) as caught:
         child(step(type="command"))

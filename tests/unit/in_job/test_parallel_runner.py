@@ -157,6 +157,18 @@ def test_failures_under_the_threshold_leave_their_items_out(job):
     assert job.output() == [row for row in EVERY_ROW if not row.startswith(("f10", "f11", "f12"))]
 
 
+def test_azure_s_options_among_the_script_s_arguments_are_read_too(job):
+    """Microsoft's examples pass --error_threshold and --allowed_failed_percent in program_arguments."""
+    job.script("""
+        if name == "f11.txt":
+            raise RuntimeError("cannot score it")
+    """)
+    code, said = job.run(1, 1, "--max-retries", "0", "--", "--allowed_failed_percent", "10")[0]
+    assert code == 1 and "3 failed items of 23 exceed allowed_failed_percent 10" in said
+    code, said = job.run(1, 2, "--max-retries", "0", "--", "--error_threshold", "2")[0]
+    assert code == 1 and "3 failed items exceed error_threshold 2" in said
+
+
 def test_a_rerun_after_a_kill_scores_only_what_has_no_result(job):
     """Rank 1 dies mid-run (its node lost); the job's other rank goes with it; the next attempt finishes."""
     job.script("""
