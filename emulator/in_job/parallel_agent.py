@@ -57,11 +57,11 @@ class Worker:
 
 class Agent:
     def __init__(self, folder: files.SharedFolder, plan: list[rules.MiniBatch], settings, node: str, config: dict,
-                 judge: Callable[[list[rules.Outcome]], rules.Verdict]):
+                 judge: Callable[[list[rules.Outcome]], rules.Verdict], progressed: Callable[[], None]):
         """`settings`: the runner's arguments; `config`: what every worker is started with; `judge`: whether the
-        outcomes so far pass a threshold."""
+        outcomes so far pass a threshold; `progressed`: told after each outcome recorded."""
         self.folder, self.plan, self.settings, self.node, self.config = folder, plan, settings, node, config
-        self.judge = judge
+        self.judge, self.progressed = judge, progressed
         self.context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this one inherited
         self.retries: deque = deque()
         self.cursor = 0
@@ -144,6 +144,7 @@ class Agent:
             batch, tries, _, started = each.task
             outcome = rules.Outcome(batch.index, batch.items, min(message[2], batch.items), tries + 1)
             self.folder.record(outcome, message[3])
+            self.progressed()
             self._log(each.number, f"mini batch {batch.index}: completed, {outcome.succeeded} of {batch.items} "
                                    f"items succeeded in {time.monotonic() - started:.3f} s")
             each.task = None
@@ -182,6 +183,7 @@ class Agent:
             self.retries.append((batch, tries))
         else:
             self.folder.record(rules.Outcome(batch.index, batch.items, 0, tries, _last_line(error)), "")
+            self.progressed()
 
 
 def _last_line(text: str) -> str:

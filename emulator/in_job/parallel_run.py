@@ -19,6 +19,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -91,6 +92,7 @@ class Run:
         self.rank, self.world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
         self.folder = files.SharedFolder(Path(args.logs), os.environ.get(ATTEMPT, "0"), self.rank)
         self.node = node_name()
+        self._told = 0.0
 
     def say(self, text: str) -> None:
         """A line of the master role's log (rank 0) and of the job's own log."""
@@ -116,7 +118,7 @@ class Run:
         total = sum(b.items for b in plan)
         try:
             init_error = agent.Agent(self.folder, plan, args, self.node, config,
-                                     lambda outcomes: self.verdict(outcomes, total)).run()
+                                     lambda outcomes: self.verdict(outcomes, total), lambda: self._progressed(plan)).run()
         finally:
             self.folder.rank_ended()
         if init_error:
@@ -144,6 +146,12 @@ class Run:
         self.say(message)
         print(message, file=sys.stderr, flush=True)
         return 1
+
+    def _progressed(self, plan: list[rules.MiniBatch]) -> None:
+        """Rank 0 keeps the overview current while it works too (at most once a second)."""
+        if self.rank == 0 and time.monotonic() - self._told >= 1:
+            self._told = time.monotonic()
+            self._overview(plan, finished=False)
 
     def _overview(self, plan: list[rules.MiniBatch], finished: bool) -> rules.Verdict:
         outcomes = list(self.folder.outcomes().values())
