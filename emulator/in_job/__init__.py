@@ -20,6 +20,8 @@ FILES = {
     "amlemu_parallel_files.py": _HERE / "parallel_files.py",
     "amlemu_parallel_inputs.py": _HERE / "parallel_inputs.py",
     "amlemu_parallel_rules.py": _HERE.parent / "domain" / "jobs" / "parallel_rules.py",
+    "azureml_user/__init__.py": _HERE / "azureml_user" / "__init__.py",  # what Azure's scoring scripts import
+    "azureml_user/parallel_run.py": _HERE / "azureml_user" / "parallel_run.py",
 }
 
 
@@ -32,7 +34,9 @@ def install(folder: Path) -> Path:
         target, content = folder / name, source.read_bytes()
         if target.is_file() and not target.is_symlink() and target.read_bytes() == content:
             continue
-        draft = folder / f".{name}.{os.getpid()}"
+        target.parent.mkdir(exist_ok=True)
+        target.parent.chmod(0o755)
+        draft = target.with_name(f".{target.name}.{os.getpid()}")
         draft.write_bytes(content)
         draft.chmod(0o644)
         draft.replace(target)

@@ -105,6 +105,9 @@ class Run:
         args = self.args
         if args.model:
             os.environ["AZUREML_MODEL_DIR"] = _model_dir(args.model)
+        if args.output:  # EntryScript().output_dir (azureml_user.parallel_run)
+            os.environ["AZUREML_PARALLEL_OUTPUT_DIR"] = str(Path(args.output) if args.output_type == "uri_folder"
+                                                             else Path(args.output).parent)
         root = Path(args.input)
         plan = self.folder.plan(lambda: inputs.plan(root, args.input_type, args.mini_batch_size,
                                                     args.mini_batch_bytes))

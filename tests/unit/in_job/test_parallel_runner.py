@@ -209,3 +209,18 @@ def test_init_failing_fails_the_run(job):
     code, said = job.run(world=1)[0]
     assert code == 1 and "init() of the entry script failed" in said
     assert "OSError: no model here" in job.logs("user/error.txt")
+
+
+def test_scripts_written_for_azure_s_parallel_run_step_find_entry_script(job):
+    (job.root / "code" / "score.py").write_text(
+        "from azureml_user.parallel_run import EntryScript\n"
+        "def init():\n"
+        "    script = EntryScript()\n"
+        "    script.logger.info('logged by init; output in %s', script.output_dir)\n"
+        "    script.logger.debug('not at INFO')\n"
+        "def run(mini_batch):\n"
+        "    return mini_batch\n")
+    code, said = job.run(1, 1, "--logging-level", "INFO")[0]
+    assert code == 0, said
+    logged = "".join(p.read_text() for p in (job.root / "logs" / "user" / "stdout").rglob("*.txt"))
+    assert f"logged by init; output in {job.root / 'out'}" in logged and "not at INFO" not in logged
