@@ -124,9 +124,10 @@ class Run:
                                      lambda outcomes: self.verdict(outcomes, total), lambda: self._progressed(plan)).run()
         finally:
             self.folder.rank_ended()
-        if init_error:
-            self.say(f"init() of the entry script failed; this node stops: {init_error.strip().splitlines()[-1]}")
-        return self.finish(plan) if self.rank == 0 else (1 if init_error else 0)
+        if init_error:  # the job fails: on every node its init() would
+            self.say(f"init() of the entry script failed: {init_error.strip().splitlines()[-1]}")
+            return 1
+        return self.finish(plan) if self.rank == 0 else 0
 
     def finish(self, plan: list[rules.MiniBatch]) -> int:
         """Rank 0: once every rank ended, the verdict, the overview, and the output file."""

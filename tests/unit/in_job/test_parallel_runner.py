@@ -207,7 +207,7 @@ def test_init_failing_fails_the_run(job):
     (job.root / "code" / "score.py").write_text("def init():\n    raise OSError('no model here')\n"
                                                 "def run(mini_batch):\n    return mini_batch\n")
     code, said = job.run(world=1)[0]
-    assert code == 1 and "init() of the entry script failed" in said
+    assert code == 1 and "init() of the entry script failed: OSError: no model here" in said
     assert "OSError: no model here" in job.logs("user/error.txt")
 
 
