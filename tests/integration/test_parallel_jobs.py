@@ -95,7 +95,7 @@ def test_failures_over_the_threshold_fail_the_job_naming_the_mini_batches(lab):
 
 def test_a_preempted_job_requeues_and_every_item_is_scored_once(lab):
     lab.cluster("spot", max_nodes=2, priority="LowPriority")
-    _submit(lab, "par-spot", NAMES, compute="spot", SECONDS_PER_BATCH="1.5")
+    _submit(lab, "par-spot", NAMES, compute="spot", SECONDS_PER_BATCH="8")
     results = lab.artifacts("par-spot") / "logs" / "sys" / "mini_batches" / "results"
     lab.wait(lambda: results.is_dir() and len(list(results.glob("*.json"))) >= 2, 120, "two mini-batches scored")
     with lab.store.transaction() as repo:

@@ -1,5 +1,6 @@
-"""Command components: a version's body (properties.componentSpec, the SDK's YAML spelling of the component) and
-the ways a pipeline, a job or another asset names one. Pure: whether the code and environment it names exist, the
+"""Command and parallel components: a version's body (properties.componentSpec, the SDK's YAML spelling of the
+component) and the ways a pipeline, a job or another asset names one (a parallel component's own fields are checked by
+domain/jobs/parallel_steps.py). Pure: whether the code and environment it names exist, the
 service finds out (services/components.py).
 
 The SDK registers a component as `PUT .../components/<name>/versions/<version>` with the spec it would write as
