@@ -1,0 +1,131 @@
+"""Invoking a batch endpoint: the batch job, checked now so that what could never run is refused naming the field
+and nothing is made; its one step, the parallel command job, is made by its driver (services/batch_driver.py).
+
+A batch job is a parent job (domain/jobs/children.py) whose driver record holds what the step needs: the
+deployment's parallel settings with the invocation's overrides, its model, code, environment and cluster, the input
+(resolved: a data asset's files, a copy of data outside the workspace) and where the output file goes.
+"""
+
+from dataclasses import asdict, replace
+from datetime import datetime
+from pathlib import Path
+
+from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import pipeline_steps
+from emulator.domain.jobs.status import JobStatus
+from emulator.domain.serving import batch_deployments as deployment_rules
+from emulator.domain.serving import batch_endpoints as endpoint_rules
+from emulator.domain.serving import batch_jobs as rules
+from emulator.domain.storage import datastores
+from emulator.errors import NotSupported, ValidationFailed
+from emulator.services import batch_endpoints, computes, data, jobs
+from emulator.store.repositories import Repository
+from emulator.store.tables import BatchDeployment, BatchEndpoint, Job
+
+KIND = "batch"
+# An MLflow model deployed with no environment scores in this curated one (scikit-learn, pandas, MLflow); Azure
+# builds one from the model's own conda file instead.
+MLFLOW_ENVIRONMENT = "azureml://registries/azureml/environments/sklearn-1.5/labels/latest"
+
+
+def _deployment(repo: Repository, ref: WorkspaceRef, endpoint: BatchEndpoint, header: str | None) -> BatchDeployment:
+    rows = {row.name: row for row in repo.batch_deployments(endpoint.key)}
+    chosen = endpoint_rules.chosen(header, endpoint.body, rows, endpoint.name)
+    deployment = rows[chosen]
+    if deployment.body["kind"] != deployment_rules.MODEL:
+        raise NotSupported(f"Deployment '{chosen}' deploys a pipeline component: amlemu stores such deployments but "
+                           "does not run their jobs yet; invoke a model deployment.", target="deploymentName")
+    return deployment
+
+
+def _input(repo: Repository, ref: WorkspaceRef, invocation: rules.Invocation, data_dir: Path | None,
+           outside: dict[str, str | None]) -> tuple[str, dict]:
+    """The one input a model deployment scores, with the datastore path it reads; not empty."""
+    if len(invocation.inputs) != 1:
+        raise ValidationFailed(f"{rules.INPUTS} names {len(invocation.inputs)} inputs; a model deployment scores one "
+                               "(input=Input(...)).", target=rules.INPUTS)
+    (name, entry), = invocation.inputs.items()
+    target = f"{rules.INPUTS}.{name}.uri"
+    try:
+        resolved = data.input_uris(repo, ref, {name: entry}, data_dir, outside)
+    except ValidationFailed as exc:  # said of a job's input: here it is the invocation's
+        raise ValidationFailed(exc.message.replace(f"properties.inputs.{name}.uri", target), target=target) from exc
+    uri = resolved.get(name, entry["uri"])
+    if data_dir is not None:
+        where = data_dir / _blob_dir(ref, uri, target)
+        found = where.is_file() if entry["jobInputType"] == "uri_file" else \
+            where.is_dir() and any(p.is_file() for p in where.rglob("*"))
+        if not found:
+            what = "file" if entry["jobInputType"] == "uri_file" else "folder with files in it"
+            raise ValidationFailed(f"{target}: the input is empty: {entry['uri']} is not a {what}; there is nothing "
+                                   "to score.", target=target)
+    return name, {**entry, "uri": uri}
+
+
+def _blob_dir(ref: WorkspaceRef, uri: str, target: str) -> str:
+    where = datastores.resolve_uri(ref, uri, target)
+    return str(Path("blobs", where.account, where.container, where.blob or "."))
+
+
+def _model_id(ref: WorkspaceRef, stored: dict) -> str:
+    model = stored["refs"]["model"]
+    if model.get("registry"):
+        return f"azureml://registries/{model['registry']}/models/{model['name']}/versions/{model['version']}"
+    return f"{ref.arm_id}/models/{model['name']}/versions/{model['version']}"
+
+
+def _record(ref: WorkspaceRef, endpoint: BatchEndpoint, deployment: BatchDeployment, invocation: rules.Invocation,
+            step_job: str, input_: tuple[str, dict], compute) -> dict:
+    props = deployment.body["properties"]
+    settings = deployment_rules.settings_of(deployment.body, invocation.overrides)
+    if invocation.instance_count is not None:
+        settings = replace(settings, instance_count=invocation.instance_count)
+    most = computes.spec_of(compute).scale.max_nodes
+    if settings.instance_count > most:
+        raise ValidationFailed(f"The job asks for {settings.instance_count} instances but cluster '{compute.name}' has "
+                               f"at most {most} (maxNodeCount).", target="properties.compute.instanceCount")
+    folder = rules.output_folder(invocation, step_job)
+    datastores.resolve_uri(ref, folder, rules.OUTPUTS)
+    code = props["codeConfiguration"]
+    return {"kind": KIND, "endpoint": endpoint.name, "endpoint_key": endpoint.key, "deployment": deployment.name,
+            "child": step_job, "settings": asdict(settings),
+            "retry_timeout": {**props["retrySettings"], **invocation.overrides.get("retrySettings", {})}["timeout"],
+            "input": {"name": input_[0], "entry": input_[1]},
+            "output": {"folder": folder, "file_name": (invocation.output.file_name if invocation.output else None)
+                       or settings.output_file_name},
+            "output_name": rules.SCORE, "code_id": code["codeId"] if code else None,
+            "environment_id": props["environmentId"] or MLFLOW_ENVIRONMENT, "model_id": _model_id(ref, deployment.body),
+            "compute_id": f"{ref.arm_id}/computes/{compute.name}",
+            "environment_variables": props["environmentVariables"], "outside": {}, "ended": []}
+
+
+def invoke(repo: Repository, ref: WorkspaceRef, endpoint_name: str, header: str | None, body: object, now: datetime,
+           guid: str, data_dir: Path | None = None, outside: dict[str, str | None] | None = None) -> Job:
+    """The batch job, stored NotStarted; the controller's pass makes its step. `guid` names it."""
+    endpoint = batch_endpoints.get_endpoint(repo, ref, endpoint_name)
+    invocation = rules.parsed(body)
+    deployment = _deployment(repo, ref, endpoint, header)
+    compute = batch_endpoints.cluster(repo, ref, deployment.body["refs"]["compute"], "properties.compute")
+    name = rules.job_name(guid)
+    key = ref.child_id("jobs", name).lower()
+    step_job = pipeline_steps.child_name(key, rules.STEP)
+    record = _record(ref, endpoint, deployment, invocation, step_job,
+                     _input(repo, ref, invocation, data_dir, outside or {}), compute)
+    body = rules.parent_body(name, endpoint.name, deployment.name, record["compute_id"], invocation, name)
+    job = Job(key=key, workspace_key=ref.key, name=name, compute_key=compute.key, body=body,
+              status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now, status_changed_at=now,
+              history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(), "attempt": 0}],
+              driver=record)
+    repo.add(job)
+    jobs.experiment(repo, ref.key, body["experimentName"])
+    return job
+
+
+def listed(repo: Repository, ref: WorkspaceRef, endpoint_name: str, deployment: str | None = None) -> list[Job]:
+    """The jobs invoking the endpoint made (those of one deployment), newest first."""
+    endpoint = batch_endpoints.get_endpoint(repo, ref, endpoint_name)
+    if deployment is not None:
+        batch_endpoints.get_deployment(repo, ref, endpoint_name, deployment)
+    return [job for job in repo.jobs(ref.key) if (job.driver or {}).get("kind") == KIND
+            and job.driver["endpoint_key"] == endpoint.key
+            and (deployment is None or job.driver["deployment"].lower() == deployment.lower())]
