@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from emulator import pki, tokens
+from emulator import in_job, pki, tokens
 from emulator.controller.effects import Actuator, Effects
 from emulator.controller.reconcilers.api_reach import ApiReach
 from emulator.controller.reconcilers.clusters import ClusterReconciler
@@ -60,6 +60,7 @@ class Controller:
         """`redis_url`: how this process reaches Redis, when not as the nodes do (settings.redis_url);
         `entropy`: where unseeded randomness comes from (preemption timelines, event ids)."""
         entropy = entropy or random.Random()
+        in_job.install(settings.data_dir / in_job.INSTALLED)  # the parallel runner, before any job mounts it
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         self.celery = make_celery(redis_url or settings.redis_url)
         self.jobs = JobReconciler(settings, resolver.prepare, resolver.cached)

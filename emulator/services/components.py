@@ -16,7 +16,6 @@ from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion
 
 COMPONENTS = assets.COMPONENTS
-_CODE, _ENVIRONMENT = f"{rules.SPEC}.code", f"{rules.SPEC}.environment"
 
 
 @dataclass(frozen=True)
@@ -59,15 +58,17 @@ def _find(repo: Repository, owner: assets.Owner, kind: str, named: rules.Referen
 
 
 def _code(repo: Repository, owner: assets.Owner, spec: dict) -> None:
-    if spec.get("code") is not None:
-        _find(repo, owner, assets.CODES, rules.reference(spec["code"], assets.CODES, _CODE), _CODE)
+    code, _, where = rules.runs_with(spec)
+    if code is not None:
+        _find(repo, owner, assets.CODES, rules.reference(code, assets.CODES, f"{where}.code"), f"{where}.code")
 
 
 def _in_workspace(now: datetime) -> assets.Resolver:
     def check(repo: Repository, ref: WorkspaceRef, body: dict, _data_dir: Path | None) -> dict:
         spec = body["componentSpec"]
         _code(repo, ref, spec)
-        environment_refs.in_workspace(repo, ref, spec["environment"], _ENVIRONMENT, now)
+        _, environment, where = rules.runs_with(spec)
+        environment_refs.in_workspace(repo, ref, environment, f"{where}.environment", now)
         return body
     return check
 
@@ -77,14 +78,14 @@ def _in_registry(repo: Repository, ref: registry_ids.RegistryRef, body: dict, _d
     curated environments included)."""
     spec = body["componentSpec"]
     _code(repo, ref, spec)
-    environment = spec["environment"]
-    if curated.parse(environment, _ENVIRONMENT) is None:
+    _, environment, where = rules.runs_with(spec)
+    target = f"{where}.environment"
+    if curated.parse(environment, target) is None:
         if not registry_ids.is_asset_id(environment):
-            raise ValidationFailed(f"{_ENVIRONMENT}: a registry's component names an environment of a registry "
+            raise ValidationFailed(f"{target}: a registry's component names an environment of a registry "
                                    "(azureml://registries/<registry>/environments/<name>/versions/<version>) or a "
-                                   f"curated one, got {environment[:200]!r}.", target=_ENVIRONMENT)
-        registry_assets.find(repo, registry_ids.asset_ref(environment, assets.ENVIRONMENTS, _ENVIRONMENT),
-                             _ENVIRONMENT)
+                                   f"curated one, got {environment[:200]!r}.", target=target)
+        registry_assets.find(repo, registry_ids.asset_ref(environment, assets.ENVIRONMENTS, target), target)
     return body
 
 

@@ -48,6 +48,8 @@ def _offending(room: str, forbidden: tuple[str, ...], allowed: tuple[str, ...] =
     ("dispatch", ("emulator.workers", "emulator.controller", "emulator.api", "emulator.services"), ()),
     ("workers", ("emulator.controller", "emulator.api", "emulator.services", "emulator.store"), ()),
     ("runtime", ("emulator.",), ("emulator.runtime.", "emulator.errors.")),
+    # what runs inside jobs' containers, on the user's Python, where the emulator is not installed
+    ("in_job", ("emulator.",), ()),
     # the MLflow server's client: as the runtime is Docker's, nothing above it
     ("tracking", ("emulator.",), ("emulator.tracking.", "emulator.errors.")),
     ("services", ("emulator.api", "emulator.controller", "emulator.workers", "emulator.scoring"), ()),

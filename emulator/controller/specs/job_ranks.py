@@ -10,13 +10,13 @@ Where things live, relative to the data directory (the blob store serves the sam
 
 from pathlib import PurePosixPath
 
-from emulator import pki
+from emulator import in_job, pki
 from emulator.dispatch import job_container
 from emulator.dispatch.protocol import Attempt, Mount, job_tag
 from emulator.domain.compute import vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts, command_job, placeholders, tracking
+from emulator.domain.jobs import artifacts, command_job, parallel, placeholders, tracking
 from emulator.domain.storage import datastores
 from emulator.errors import ValidationFailed
 from emulator.runtime import labels
@@ -126,6 +126,8 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
     cpus, memory = vm_sizes.scaled_limits(cluster.vm_size, settings.resource_scale)
     job_dir = artifacts.directory(ref, job_name)
     world = spec.instance_count
+    # the parallel runner, read-only, for a job that runs it (batch scoring, pipelines' parallel steps)
+    runner = [Mount(in_job.INSTALLED, parallel.RUNNER_DIR, read_only=True)] if parallel.RUNNER in command else []
     base_env = {**spec.environment_variables,
                 **{f"AZURE_ML_INPUT_{k}": v for k, v in input_values.items()},
                 **{f"AZURE_ML_OUTPUT_{k}": v for k, v in output_values.items()},
@@ -133,6 +135,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
                 "AZUREML_ARM_RESOURCEGROUP": ref.resource_group, "AZUREML_ARM_WORKSPACE_NAME": ref.name,
                 "AZUREML_ARM_PROJECT_NAME": props.get("experimentName", command_job.DEFAULT_EXPERIMENT),
                 "AZUREML_CR_EXECUTION_WORKING_DIR_PATH": WD, "PYTHONUNBUFFERED": "1", "HOME": "/tmp",
+                "AMLEMU_JOB_ATTEMPT": str(attempt),  # a rerun's parallel runner claims its work afresh
                 **tracking_env(ref, job_name, props.get("experimentName", command_job.DEFAULT_EXPERIMENT), settings,
                                run_token)}
     result = []
@@ -150,7 +153,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
             code_dir=code_dir, log_file=f"{job_dir}/{artifacts.log_name(rank, world)}",
             notes=[*notes, *([gpu_note] if gpu_note else [])],
             mounts=[Mount(f"{job_dir}/outputs", f"{WD}/outputs"), Mount(f"{job_dir}/logs", f"{WD}/logs"),
-                    *input_mounts, *output_mounts,
+                    *input_mounts, *output_mounts, *runner,
                     *([Mount(pki.JOBS_BUNDLE, CA_BUNDLE, read_only=True)] if run_token else [])],
             make_dirs=[f"{job_dir}/outputs", f"{job_dir}/logs", f"{job_dir}/user_logs",
                        *(m.source for m in output_mounts)],

@@ -1,5 +1,6 @@
-"""Command components: a version's body (properties.componentSpec, the SDK's YAML spelling of the component) and
-the ways a pipeline, a job or another asset names one. Pure: whether the code and environment it names exist, the
+"""Command and parallel components: a version's body (properties.componentSpec, the SDK's YAML spelling of the
+component) and the ways a pipeline, a job or another asset names one (a parallel component's own fields are checked by
+domain/jobs/parallel_steps.py). Pure: whether the code and environment it names exist, the
 service finds out (services/components.py).
 
 The SDK registers a component as `PUT .../components/<name>/versions/<version>` with the spec it would write as
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from emulator.domain import payload
 from emulator.domain.assets import component_io, versioned
-from emulator.domain.jobs import placeholders
+from emulator.domain.jobs import parallel_steps, placeholders
 from emulator.domain.registries import ids as registry_ids
 from emulator.errors import ValidationFailed
 
@@ -21,7 +22,8 @@ SPEC = "properties.componentSpec"
 ANONYMOUS_NAME = "azureml_anonymous"
 DEFAULT_VERSION = "azureml_default"  # what the SDK's get(name) asks for: the newest version
 LATEST = "latest"
-TYPES = ("command",)
+COMMAND, PARALLEL = "command", "parallel"
+TYPES = (COMMAND, PARALLEL)
 DISTRIBUTIONS = ("pytorch", "mpi", "tensorflow", "ray")
 # What a version may change once made: how it is described, and which client wrote it.
 _MUTABLE = ("_source", "$schema", "description", "display_name", "tags")
@@ -54,11 +56,22 @@ def _name_version(spec: dict, url_name: str, url_version: str, anonymous: bool) 
     spec["name"], spec["version"] = given or url_name, url_version
 
 
-def _command(spec: dict) -> str:
+def kind_of(spec: dict) -> str:
     kind = spec.get("type")
     if not isinstance(kind, str) or kind.lower() not in TYPES:
-        raise ValidationFailed(f"{SPEC}.type must be 'command' (amlemu registers command components), got "
+        raise ValidationFailed(f"{SPEC}.type must be 'command' or 'parallel' (the components amlemu registers), got "
                                f"{kind!r}.", target=f"{SPEC}.type")
+    return kind.lower()
+
+
+def runs_with(spec: dict) -> tuple[str | None, str, str]:
+    """(code, environment, where the spec holds them): a command component's own, a parallel one's task's."""
+    if spec.get("type", COMMAND).lower() == PARALLEL:
+        return spec["task"].get("code"), spec["task"]["environment"], f"{SPEC}.task"
+    return spec.get("code"), spec["environment"], SPEC
+
+
+def _command(spec: dict) -> str:
     command = payload.required_string(spec.get("command"), f"{SPEC}.command")
     declared = {"inputs": spec.get("inputs") or {}, "outputs": spec.get("outputs") or {}}
     # Every reference must be declared, optional parts ($[[...]]) included: a job gives values, a component names.
@@ -92,8 +105,7 @@ def _distribution(value: object) -> None:
         payload.count(distribution.get(key), f"{target}.{key}", minimum=0)
 
 
-def _environment(value: object) -> str:
-    target = f"{SPEC}.environment"
+def _environment(value: object, target: str = f"{SPEC}.environment") -> str:
     if isinstance(value, dict):
         raise ValidationFailed(f"{target} must name a registered environment (the SDK registers an inline one "
                                "first and sends its id), not define one.", target=target)
@@ -112,9 +124,13 @@ def version_body(body: object, url_name: str, url_version: str) -> dict:
     _name_version(spec, url_name, url_version, common["isAnonymous"])
     spec["inputs"] = component_io.inputs(spec.get("inputs"), f"{SPEC}.inputs")
     spec["outputs"] = component_io.outputs(spec.get("outputs"), f"{SPEC}.outputs")
-    _command(spec)
-    _environment(spec.get("environment"))
-    payload.string(spec.get("code"), f"{SPEC}.code")
+    if kind_of(spec) == PARALLEL:  # its code and environment are its task's
+        parallel_steps.check(spec, SPEC, spec["inputs"], spec["outputs"], whole=True)
+        _environment(spec["task"].get("environment"), f"{SPEC}.task.environment")
+    else:
+        _command(spec)
+        _environment(spec.get("environment"))
+        payload.string(spec.get("code"), f"{SPEC}.code")
     _resources(spec.get("resources"))
     _distribution(spec.get("distribution"))
     payload.string_map(spec.get("environment_variables"), f"{SPEC}.environment_variables")
@@ -185,6 +201,7 @@ class ComponentSpec:
     distribution: dict | None
     environment_variables: dict[str, str]
     is_deterministic: bool
+    parallel: dict | None = None  # a parallel component's fields (parallel_steps.FIELDS); None: a command one
 
 
 def _arm(value: str | None) -> str | None:
@@ -197,9 +214,12 @@ def _arm(value: str | None) -> str | None:
 def spec_of(body: dict) -> ComponentSpec:
     """The spec of a stored version (checked when it was stored)."""
     spec = body["componentSpec"]
-    return ComponentSpec(name=spec["name"], version=spec["version"], command=spec["command"],
-                         code_id=_arm(spec.get("code")), environment_id=_arm(spec["environment"]),
+    code, environment, _ = runs_with(spec)
+    is_parallel = spec.get("type", COMMAND).lower() == PARALLEL
+    return ComponentSpec(name=spec["name"], version=spec["version"], command=spec.get("command") or "",
+                         code_id=_arm(code), environment_id=_arm(environment),
                          inputs=spec.get("inputs") or {}, outputs=spec.get("outputs") or {},
                          resources=spec.get("resources") or {}, distribution=spec.get("distribution"),
                          environment_variables=spec.get("environment_variables") or {},
-                         is_deterministic=spec.get("is_deterministic", True))
+                         is_deterministic=spec.get("is_deterministic", True),
+                         parallel=parallel_steps.fields(spec) if is_parallel else None)

@@ -11,15 +11,15 @@ command job).
 from dataclasses import dataclass
 
 from emulator.domain import payload
-from emulator.domain.jobs import command_job, placeholders
+from emulator.domain.jobs import command_job, parallel_steps, placeholders
 from emulator.errors import ValidationFailed
 
 P = command_job.P
 J = f"{P}.jobs"
 SETTINGS = f"{P}.settings"
-STEP_TYPES = ("command",)
+STEP_TYPES = ("command", "parallel")
 SERVERLESS = "serverless"
-_NOT_YET = ("parallel", "sweep", "pipeline", "spark", "data_transfer", "import", "if_else", "do_while",
+_NOT_YET = ("sweep", "pipeline", "spark", "data_transfer", "import", "if_else", "do_while",
             "parallel_for")
 
 
@@ -37,6 +37,8 @@ class StepSpec:
     queue_settings: dict
     display_name: str | None
     tags: dict[str, str]
+    kind: str = "command"  # or "parallel"
+    parallel: dict | None = None  # a parallel step's own fields (parallel_steps.FIELDS), over its component's
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ def _step(name: str, value: object) -> StepSpec:
         limits=payload.obj(step.get("limits"), f"{target}.limits"),
         queue_settings=payload.obj(step.get("queue_settings"), f"{target}.queue_settings"),
         display_name=payload.string(step.get("display_name"), f"{target}.display_name"),
-        tags=payload.string_map(step.get("tags"), f"{target}.tags"))
+        tags=payload.string_map(step.get("tags"), f"{target}.tags"), kind=kind,
+        parallel=parallel_steps.fields(step) if kind == "parallel" else None)
 
 
 def parse(body: object) -> tuple[dict, PipelineSpec]:

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Mapping
 
 from emulator.domain.assets.components import ComponentSpec
-from emulator.domain.jobs import artifacts, command_job, pipeline_graph
+from emulator.domain.jobs import artifacts, command_job, parallel, parallel_steps, pipeline_graph
 from emulator.domain.jobs.pipeline import J, PipelineSpec, StepSpec, is_serverless
 from emulator.domain.storage import datastores
 from emulator.errors import ValidationFailed
@@ -155,6 +155,10 @@ def child_body(spec: PipelineSpec, props: Mapping, step_name: str, component: Co
                children: Mapping[str, str], parent: str) -> dict:
     """The command job PUT body of a step's child; `children`: every step's child name; `parent`: the pipeline's."""
     step, child = spec.steps[step_name], children[step_name]
+    if (component.parallel is not None) != (step.kind == "parallel"):
+        raise ValidationFailed(f"{J}.{step_name}.type is '{step.kind}' but its component is a "
+                               f"{'parallel' if component.parallel is not None else 'command'} component.",
+                               target=f"{J}.{step_name}.type")
     unknown = sorted(set(step.inputs) - set(component.inputs))
     if unknown:
         raise ValidationFailed(f"{J}.{step_name}.inputs.{unknown[0]}: the step's component has no input "
@@ -165,7 +169,8 @@ def child_body(spec: PipelineSpec, props: Mapping, step_name: str, component: Co
     outputs = {name: _output(spec, step, name, declared, child, parent) for name, declared in component.outputs.items()
                if declared["type"] in ASSET_TYPES}
     compute = step.compute_id or spec.default_compute
-    body = {"jobType": "Command", "command": component.command, "codeId": component.code_id,
+    command = component.command if step.kind == "command" else _parallel_command(step, component, inputs, outputs)
+    body = {"jobType": "Command", "command": command, "codeId": component.code_id,
             "environmentId": component.environment_id, "inputs": inputs, "outputs": outputs,
             "environmentVariables": {**component.environment_variables, **step.environment_variables},
             "resources": {**_camel(component.resources), **_camel(step.resources)},
@@ -176,6 +181,21 @@ def child_body(spec: PipelineSpec, props: Mapping, step_name: str, component: Co
     if compute and not is_serverless(compute):
         body["computeId"] = compute
     return {command_job.P: {k: v for k, v in body.items() if v is not None}}
+
+
+def _parallel_command(step: StepSpec, component: ComponentSpec, inputs: dict[str, dict],
+                      outputs: dict[str, dict]) -> str:
+    """A parallel step's child runs the parallel runner over its settings; the input it splits is mounted (an
+    mltable's `direct` is a URI the runner could not list)."""
+    target = f"{J}.{step.name}"
+    parallel_steps.check(step.parallel or {}, target, component.inputs, component.outputs, whole=False)
+    given = parallel_steps.merged(component.parallel or {}, step.parallel or {})
+    count = _camel(step.resources).get("instanceCount") or _camel(component.resources).get("instanceCount") or 1
+    settings = parallel_steps.settings(given, count, target)
+    name = parallel_steps.input_name(given)
+    if name in inputs:
+        inputs[name] = {**inputs[name], "mode": parallel.mounted(inputs[name].get("mode"))}
+    return parallel_steps.command(given, settings, inputs, outputs, target)
 
 
 def reuse_key(body: Mapping, upstream: Mapping[str, str], child: str, parent: str) -> str:

@@ -2,10 +2,11 @@
 
 import pytest
 
+from emulator import in_job
 from emulator.controller.specs import job_ranks
 from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts, command_job
+from emulator.domain.jobs import artifacts, command_job, parallel
 from emulator.errors import ValidationFailed
 from emulator.settings import Settings
 
@@ -123,3 +124,14 @@ def test_a_mode_that_does_not_go_with_the_side_is_refused_naming_the_field(kind,
     with pytest.raises(ValidationFailed) as err:
         command_job.parse({"properties": props(**{kind: {"x": {**entry, "mode": mode}}})})
     assert err.value.target == f"properties.{kind}.x.mode"
+
+
+def test_a_job_that_runs_the_parallel_runner_gets_it_read_only_and_knows_its_attempt():
+    plain = ranks()[0]
+    assert parallel.RUNNER_DIR not in {m.target for m in plain.mounts} and plain.env["AMLEMU_JOB_ATTEMPT"] == "2"
+    runner = ranks(command=f"python {parallel.RUNNER} --input ${{{{inputs.d}}}} --entry-script s.py",
+                   resources={"instanceCount": 2})
+    for rank in runner:
+        mount = {m.target: m for m in rank.mounts}[parallel.RUNNER_DIR]
+        assert mount.source == in_job.INSTALLED and mount.read_only
+        assert (rank.env["RANK"], rank.env["WORLD_SIZE"], rank.env["AMLEMU_JOB_ATTEMPT"]) == (str(rank.rank), "2", "2")
