@@ -2,33 +2,21 @@
 (domain/jobs/parallel.py's `command_body`) made from the record services/batch_invoke.py wrote; the batch job ends
 as its step does. Its log is a pipeline's (what `jobs.stream` prints), in Azure's words."""
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from emulator.domain.jobs import artifacts, children, parallel
-from emulator.domain.jobs.parallel import ParallelSettings
 from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.domain.serving.batch_jobs import STEP
+from emulator.services.batch_invoke import BodyMaker, step_body
 from emulator.services.parents import Plan
 from emulator.store.tables import Job
 
 S = JobStatus
-BodyMaker = Callable[..., dict]
 
 
 def _stamp(now: datetime, text: str) -> str:
     return f"[{now.strftime('%Y-%m-%d %H:%M:%SZ')}] {text}"
-
-
-def step_body(parent: Job, make: BodyMaker = parallel.command_body) -> dict:
-    """The step's command job PUT body, from the batch job's record."""
-    record = parent.driver
-    return make(ParallelSettings(**record["settings"]), code_id=record["code_id"],
-                environment_id=record["environment_id"], compute_id=record["compute_id"],
-                input_name=record["input"]["name"], input_entry=record["input"]["entry"],
-                output_uri=record["output"]["folder"], model_id=record["model_id"],
-                environment_variables=record["environment_variables"], display_name=STEP,
-                experiment_name=parent.body["experimentName"])
 
 
 class BatchDriver:
@@ -46,7 +34,7 @@ class BatchDriver:
         plan = Plan(record={**record, "ended": list(record.get("ended", []))}, done=True)
         step = next((kid for kid in kids if kid.name == record["child"]), None)
         if step is None:
-            plan.make.append((record["child"], step_body(parent, self.make)))
+            plan.make.append((record["child"], step_body(record, parent.body["experimentName"], self.make)))
             plan.said.append(_stamp(now, f"Submitting 1 runs, first five are: {STEP}:{record['child']}"))
             return plan
         if S(step.status) in TERMINAL and step.name not in plan.record["ended"]:

@@ -6,23 +6,27 @@ deployment's parallel settings with the invocation's overrides, its model, code,
 (resolved: a data asset's files, a copy of data outside the workspace) and where the output file goes.
 """
 
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
 
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import pipeline_steps
+from emulator.domain.jobs import parallel, pipeline_steps
+from emulator.domain.jobs.parallel import ParallelSettings
 from emulator.domain.jobs.status import JobStatus
 from emulator.domain.serving import batch_deployments as deployment_rules
 from emulator.domain.serving import batch_endpoints as endpoint_rules
 from emulator.domain.serving import batch_jobs as rules
+from emulator.domain.serving.deployments import AssetRef
 from emulator.domain.storage import datastores
-from emulator.errors import NotSupported, ValidationFailed
-from emulator.services import batch_endpoints, computes, data, jobs
+from emulator.errors import EmulatorError, NotSupported, ValidationFailed
+from emulator.services import batch_endpoints, computes, data, endpoints, jobs
 from emulator.store.repositories import Repository
 from emulator.store.tables import BatchDeployment, BatchEndpoint, Job
 
 KIND = "batch"
+BodyMaker = Callable[..., dict]  # parallel.command_body's signature
 # An MLflow model deployed with no environment scores in this curated one (scikit-learn, pandas, MLflow); Azure
 # builds one from the model's own conda file instead.
 MLFLOW_ENVIRONMENT = "azureml://registries/azureml/environments/sklearn-1.5/labels/latest"
@@ -67,11 +71,38 @@ def _blob_dir(ref: WorkspaceRef, uri: str, target: str) -> str:
     return str(Path("blobs", where.account, where.container, where.blob or "."))
 
 
-def _model_id(ref: WorkspaceRef, stored: dict) -> str:
+def _model(repo: Repository, ref: WorkspaceRef, stored: dict) -> dict:
+    """The deployment's model version as the step mounts it: its id, its files' datastore URI, its type."""
     model = stored["refs"]["model"]
+    row = endpoints.find_asset(repo, ref, AssetRef(**model), "properties.model.assetId")
     if model.get("registry"):
-        return f"azureml://registries/{model['registry']}/models/{model['name']}/versions/{model['version']}"
-    return f"{ref.arm_id}/models/{model['name']}/versions/{model['version']}"
+        model_id = f"azureml://registries/{model['registry']}/models/{row.name}/versions/{row.version}"
+    else:
+        model_id = f"{ref.arm_id}/models/{row.name}/versions/{row.version}"
+    return {"model_id": model_id, "model_uri": row.body["modelUri"],
+            "model_type": row.body.get("modelType") or "custom_model"}
+
+
+def step_body(record: dict, experiment: str, make: BodyMaker = parallel.command_body) -> dict:
+    """The batchscoring step's command job PUT body, from a batch job's record."""
+    return make(ParallelSettings(**record["settings"]), code_id=record["code_id"],
+                environment_id=record["environment_id"], compute_id=record["compute_id"],
+                input_name=record["input"]["name"], input_entry=record["input"]["entry"],
+                output_uri=record["output"]["folder"], model_id=record["model_id"], model_uri=record["model_uri"],
+                model_type=record["model_type"], environment_variables=record["environment_variables"],
+                display_name=rules.STEP, experiment_name=experiment, output_name=rules.SCORE)
+
+
+def _tried(repo: Repository, ref: WorkspaceRef, record: dict, experiment: str, now: datetime) -> None:
+    """The step submitted as a dry run (rolled back): a step that could never run is refused now, said of the
+    invocation's field where it is the invocation's."""
+    name = record["input"]["name"]
+    with repo.savepoint(keep=False):
+        try:
+            jobs.put(repo, ref, record["child"], step_body(record, experiment), now, None, {})
+        except EmulatorError as exc:
+            target = (exc.target or "").replace(f"properties.inputs.{name}", f"{rules.INPUTS}.{name}")
+            raise type(exc)(f"The {rules.STEP} step could not run: {exc.message}", target=target or None) from exc
 
 
 def _record(ref: WorkspaceRef, endpoint: BatchEndpoint, deployment: BatchDeployment, invocation: rules.Invocation,
@@ -94,7 +125,7 @@ def _record(ref: WorkspaceRef, endpoint: BatchEndpoint, deployment: BatchDeploym
             "output": {"folder": folder, "file_name": (invocation.output.file_name if invocation.output else None)
                        or settings.output_file_name},
             "output_name": rules.SCORE, "code_id": code["codeId"] if code else None,
-            "environment_id": props["environmentId"] or MLFLOW_ENVIRONMENT, "model_id": _model_id(ref, deployment.body),
+            "environment_id": props["environmentId"] or MLFLOW_ENVIRONMENT,
             "compute_id": f"{ref.arm_id}/computes/{compute.name}",
             "environment_variables": props["environmentVariables"], "outside": {}, "ended": []}
 
@@ -111,7 +142,9 @@ def invoke(repo: Repository, ref: WorkspaceRef, endpoint_name: str, header: str 
     step_job = pipeline_steps.child_name(key, rules.STEP)
     record = _record(ref, endpoint, deployment, invocation, step_job,
                      _input(repo, ref, invocation, data_dir, outside or {}), compute)
+    record.update(_model(repo, ref, deployment.body))
     body = rules.parent_body(name, endpoint.name, deployment.name, record["compute_id"], invocation, name)
+    _tried(repo, ref, record, body["experimentName"], now)
     job = Job(key=key, workspace_key=ref.key, name=name, compute_key=compute.key, body=body,
               status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now, status_changed_at=now,
               history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(), "attempt": 0}],

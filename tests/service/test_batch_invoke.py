@@ -150,11 +150,11 @@ def fake_command_body(settings, **fields) -> dict:
                            "resources": {"instanceCount": settings.instance_count}}}
 
 
-def _pass(app) -> None:
+def _pass(app, driver: BatchDriver | None = None) -> None:
     """What the controller's parents step does, once."""
     with app.state.context.store.transaction() as repo:
         for parent in repo.parents_in(("NotStarted", "Running", "CancelRequested")):
-            parents.drive(repo, parent, BatchDriver(fake_command_body), {}, datetime.now(UTC), None)
+            parents.drive(repo, parent, driver or BatchDriver(fake_command_body), {}, datetime.now(UTC), None)
 
 
 def test_a_pass_makes_the_batchscoring_step_from_the_deployment(app, client, auth, ml_auth):
@@ -182,3 +182,15 @@ def test_a_pass_makes_the_batchscoring_step_from_the_deployment(app, client, aut
     assert client.get(f"{JOBS}/{name}", params=API, headers=auth).json()["properties"]["status"] == "Completed"
     listed = client.get(f"{MFE}{SCORING}", headers=ml_auth).json()["value"]
     assert listed[0]["properties"]["status"] == "Completed"
+
+
+def test_the_step_runs_the_parallel_runner_on_the_deployments_model(app, client, auth, ml_auth):
+    name = invoke(client, ml_auth, sdk_body())["name"]
+    _pass(app, BatchDriver())  # parallel.command_body itself
+    step = client.get(f"{JOBS}/{_step(client, auth, name)}", params=API, headers=auth).json()["properties"]
+    assert "amlemu_parallel_run.py" in step["command"] and "--entry-script score.py" in step["command"]
+    assert step["displayName"] == "batchscoring" and step["computeId"] == f"{WS_PATH}/computes/cpu"
+    assert step["inputs"]["model"]["jobInputType"] == "custom_model" and step["inputs"]["UriFolder"]["uri"] == FOLDER
+    assert step["outputs"]["score"]["uri"] == \
+        f"azureml://datastores/workspaceblobstore/paths/azureml/{_step(client, auth, name)}/score/"
+    assert step["environmentVariables"] == {"A": "1"} and step["resources"]["instanceCount"] == 1

@@ -13,7 +13,7 @@ The stored body keeps the wire names the SDK reads back; `refs` (never shown) is
 import re
 
 from emulator.domain import durations, payload
-from emulator.domain.jobs import command_job
+from emulator.domain.jobs import command_job, parallel
 from emulator.domain.jobs.parallel import APPEND_ROW, SUMMARY_ONLY, ParallelSettings
 from emulator.domain.serving.deployments import asset_ref
 from emulator.errors import ValidationFailed
@@ -26,21 +26,7 @@ DEFAULTS = {"miniBatchSize": 10, "maxConcurrencyPerInstance": 1, "errorThreshold
 DEFAULT_RETRIES = {"maxRetries": 3, "timeout": "PT30S"}
 OUTPUT_ACTIONS = {"appendrow": "AppendRow", "summaryonly": "SummaryOnly"}
 LOGGING_LEVELS = {"debug": "Debug", "info": "Info", "warning": "Warning"}
-_SIZE = re.compile(r"^\s*(\d+)\s*(b|kb|mb|gb)\s*$", re.IGNORECASE)
-_UNITS = {"b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30}
 _FILE_NAME = re.compile(r"^[^/\\]+$")
-
-
-def mini_batch(value: object, target: str) -> tuple[int | None, int | None]:
-    """(items, bytes) per mini-batch: a count of files (or rows), or a size such as '10kb', '1mb'."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value, None
-    if isinstance(value, str) and (match := _SIZE.fullmatch(value)) and int(match[1]) >= 1:
-        return None, int(match[1]) * _UNITS[match[2].lower()]
-    raise ValidationFailed(f"{target} must be a count of files (a whole number of at least 1) or a size such as "
-                           f"'10kb' or '1mb', got {value!r}.", target=target)
 
 
 def file_name(value: object, target: str) -> str:
@@ -76,9 +62,9 @@ def parallel_fields(props: dict, target: str = P) -> dict:
     """The settings every model deployment carries, checked, Azure's defaults where none is given."""
     given = {k: v for k, v in props.items() if v is not None}
     fields = {**DEFAULTS, **{k: given[k] for k in DEFAULTS if k in given}}
-    mini_batch(fields["miniBatchSize"], f"{target}.miniBatchSize")
+    parallel.mini_batch_size(fields["miniBatchSize"], f"{target}.miniBatchSize")
     _whole(fields["maxConcurrencyPerInstance"], f"{target}.maxConcurrencyPerInstance", 1)
-    _whole(fields["errorThreshold"], f"{target}.errorThreshold", -1)
+    parallel.threshold(fields["errorThreshold"], f"{target}.errorThreshold")
     fields["loggingLevel"] = _choice(fields["loggingLevel"], LOGGING_LEVELS, f"{target}.loggingLevel")
     fields["outputAction"] = _choice(fields["outputAction"], OUTPUT_ACTIONS, f"{target}.outputAction")
     file_name(fields["outputFileName"], f"{target}.outputFileName")
@@ -166,7 +152,7 @@ def settings_of(stored: dict, overrides: dict) -> ParallelSettings:
     """What a job of a model deployment runs with: the deployment's settings, with what the invocation overrides
     (`overrides`: checked parallel fields, as parallel_fields returns them for the invocation's own body)."""
     props = {**stored[P], **overrides}
-    items, size = mini_batch(props["miniBatchSize"], f"{P}.miniBatchSize")
+    items, size = parallel.mini_batch_size(props["miniBatchSize"], f"{P}.miniBatchSize")
     code = stored[P]["codeConfiguration"]
     return ParallelSettings(
         entry_script=code["scoringScript"] if code else None, mini_batch_size=items, mini_batch_bytes=size,
@@ -174,7 +160,7 @@ def settings_of(stored: dict, overrides: dict) -> ParallelSettings:
         max_concurrency_per_instance=props["maxConcurrencyPerInstance"],
         max_retries=props["retrySettings"]["maxRetries"],
         timeout_seconds=durations.parse_seconds(props["retrySettings"]["timeout"], "retrySettings.timeout"),
-        error_threshold=props["errorThreshold"], mini_batch_error_threshold=-1,
+        error_threshold=props["errorThreshold"], mini_batch_error_threshold=parallel.UNLIMITED,
         logging_level=props["loggingLevel"].upper(),
         output_action=APPEND_ROW if props["outputAction"] == "AppendRow" else SUMMARY_ONLY,
         output_file_name=props["outputFileName"], program_arguments="")

@@ -3,6 +3,7 @@ runs, and the parallel settings a job of a deployment runs with. Pure."""
 
 import pytest
 
+from emulator.domain.jobs import parallel
 from emulator.domain.jobs.parallel import APPEND_ROW, SUMMARY_ONLY
 from emulator.domain.serving import batch_deployments, batch_endpoints
 from emulator.errors import ValidationFailed
@@ -117,7 +118,7 @@ def test_bad_model_deployments_name_the_field(props, target):
     (5, (5, None)), ("5", (5, None)), ("10kb", (None, 10240)), ("1MB", (None, 1 << 20)), (" 2 gb ", (None, 2 << 30)),
 ])
 def test_a_mini_batch_is_a_count_or_a_size(value, expected):
-    assert batch_deployments.mini_batch(value, "t") == expected
+    assert parallel.mini_batch_size(value, "t") == expected
 
 
 def test_a_pipeline_component_deployment_is_stored_as_the_sdk_sends_it():
