@@ -111,6 +111,8 @@ def _record(ref: WorkspaceRef, endpoint: BatchEndpoint, deployment: BatchDeploym
     settings = deployment_rules.settings_of(deployment.body, invocation.overrides)
     if invocation.instance_count is not None:
         settings = replace(settings, instance_count=invocation.instance_count)
+    if invocation.output is not None and invocation.output.file_name:  # a uri_file output names the file
+        settings = replace(settings, output_file_name=invocation.output.file_name)
     most = computes.spec_of(compute).scale.max_nodes
     if settings.instance_count > most:
         raise ValidationFailed(f"The job asks for {settings.instance_count} instances but cluster '{compute.name}' has "
@@ -122,8 +124,7 @@ def _record(ref: WorkspaceRef, endpoint: BatchEndpoint, deployment: BatchDeploym
             "child": step_job, "settings": asdict(settings),
             "retry_timeout": {**props["retrySettings"], **invocation.overrides.get("retrySettings", {})}["timeout"],
             "input": {"name": input_[0], "entry": input_[1]},
-            "output": {"folder": folder, "file_name": (invocation.output.file_name if invocation.output else None)
-                       or settings.output_file_name},
+            "output": {"folder": folder, "file_name": settings.output_file_name},
             "output_name": rules.SCORE, "code_id": code["codeId"] if code else None,
             "environment_id": props["environmentId"] or MLFLOW_ENVIRONMENT,
             "compute_id": f"{ref.arm_id}/computes/{compute.name}",

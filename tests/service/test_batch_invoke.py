@@ -103,7 +103,7 @@ def test_the_default_deployment_runs_when_none_is_named(client, auth, ml_auth):
     assert made["properties"]["tags"]["azureml.deploymentname"] == "blue"
 
 
-def test_inputs_a_file_a_data_asset_and_an_output_location(client, auth, ml_auth):
+def test_inputs_a_file_a_data_asset_and_an_output_location(app, client, auth, ml_auth):
     asset = {"properties": {"dataUri": FOLDER, "dataType": "uri_folder"}}
     assert client.put(f"{WS_PATH}/data/ins/versions/1", params=API, headers=auth, json=asset).status_code == 201
     by_asset = invoke(client, ml_auth, sdk_body(f"{WS_PATH}/data/ins/versions/1"))
@@ -112,6 +112,9 @@ def test_inputs_a_file_a_data_asset_and_an_output_location(client, auth, ml_auth
     one = invoke(client, ml_auth, sdk_body(FOLDER + "a.csv", "UriFile", outputData=out))
     assert one["properties"]["outputData"]["score"]["uri"] == f"{WS_PATH}/datastores/workspaceblobstore/paths/out/p.csv"
     assert one["properties"]["outputFileName"] == "p.csv"
+    _pass(app)
+    assert fake_command_body.given["settings"].output_file_name == "p.csv"
+    assert fake_command_body.given["output_uri"] == "azureml://datastores/workspaceblobstore/paths/out/"
     rest = {"Properties": {"InputData": {"heart": {"JobInputType": "UriFolder", "Uri": FOLDER}}}}  # Azure's REST docs
     assert invoke(client, ml_auth, rest)["properties"]["inputData"]["heart"]["jobInputType"] == "UriFolder"
 
@@ -194,3 +197,28 @@ def test_the_step_runs_the_parallel_runner_on_the_deployments_model(app, client,
     assert step["outputs"]["score"]["uri"] == \
         f"azureml://datastores/workspaceblobstore/paths/azureml/{_step(client, auth, name)}/score/"
     assert step["environmentVariables"] == {"A": "1"} and step["resources"]["instanceCount"] == 1
+
+
+def test_a_url_is_scored_from_its_copy_in_the_workspace(app, client, auth, ml_auth, settings):
+    mirrored = settings.data_dir / "mirror" / "example.com" / "data" / "rows.csv"
+    mirrored.parent.mkdir(parents=True)
+    mirrored.write_text("a,b\n1,2\n")
+    name = invoke(client, ml_auth, sdk_body("https://example.com/data/rows.csv", "UriFile"))["name"]
+    _pass(app)
+    copy = fake_command_body.given["input_entry"]["uri"]
+    assert copy.startswith("azureml://datastores/") and copy.endswith("/rows.csv")
+    assert client.get(f"{JOBS}/{name}", params=API, headers=auth).json()["properties"]["inputs"]["UriFile"]["uri"] == \
+        "https://example.com/data/rows.csv"  # the job shows what was asked
+    assert_arm_error(client.post(SCORING, headers={**ml_auth, "azureml-model-deployment": "blue"},
+                                 json=sdk_body("https://example.com/none.csv", "UriFile")), 400,
+                     target="properties.inputData.UriFile.uri")
+
+
+def test_cancelling_a_batch_job_cancels_its_step(app, client, auth, ml_auth):
+    name = invoke(client, ml_auth, sdk_body())["name"]
+    _pass(app)
+    assert client.post(f"{JOBS}/{name}/cancel", params=API, headers=auth).status_code == 202
+    _pass(app)
+    children = client.get(f"{HISTORY}/runs/{name}/children", params=API, headers=auth).json()["value"]
+    assert [c["status"] for c in children] == ["Canceled"]
+    assert client.get(f"{JOBS}/{name}", params=API, headers=auth).json()["properties"]["status"] == "Canceled"
