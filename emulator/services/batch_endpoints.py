@@ -13,7 +13,7 @@ from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import components, computes, endpoints, environment_refs, operations
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
-from emulator.store.tables import AssetVersion, BatchDeployment, BatchEndpoint, Operation, Workspace
+from emulator.store.tables import AssetVersion, BatchDeployment, BatchEndpoint, Compute, Operation, Workspace
 
 P = rules.P
 KIND = "batchEndpoints"
@@ -69,7 +69,7 @@ def get_deployment(repo: Repository, ref: WorkspaceRef, endpoint: str, name: str
     return row
 
 
-def cluster(repo: Repository, ref: WorkspaceRef, name: str, target: str):
+def cluster(repo: Repository, ref: WorkspaceRef, name: str, target: str) -> Compute:
     """The compute cluster a deployment (or its job) runs on: it must be an AmlCompute of the workspace."""
     row = repo.compute(ref.child_id("computes", name))
     if row is None or row.provisioning_state == "Deleting":

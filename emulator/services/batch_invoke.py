@@ -23,7 +23,7 @@ from emulator.domain.storage import datastores
 from emulator.errors import EmulatorError, NotSupported, ValidationFailed
 from emulator.services import batch_endpoints, computes, data, endpoints, jobs
 from emulator.store.repositories import Repository
-from emulator.store.tables import BatchDeployment, BatchEndpoint, Job
+from emulator.store.tables import BatchDeployment, BatchEndpoint, Compute, Job
 
 KIND = "batch"
 BodyMaker = Callable[..., dict]  # parallel.command_body's signature
@@ -106,7 +106,7 @@ def _tried(repo: Repository, ref: WorkspaceRef, record: dict, experiment: str, n
 
 
 def _record(ref: WorkspaceRef, endpoint: BatchEndpoint, deployment: BatchDeployment, invocation: rules.Invocation,
-            step_job: str, input_: tuple[str, dict], compute) -> dict:
+            step_job: str, input_: tuple[str, dict], compute: Compute) -> dict:
     props = deployment.body["properties"]
     settings = deployment_rules.settings_of(deployment.body, invocation.overrides)
     if invocation.instance_count is not None:
