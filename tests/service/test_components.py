@@ -141,7 +141,7 @@ def test_curated_and_registry_environments(client, auth, app, settings, assets):
     ({"outputs": {"model": {"type": "model"}}}, "outputs.model.type"),
     ({"command": "python train.py ${{inputs.epoch}}"}, "command"),
     ({"inputs": {"epochs": {"type": "integer", "max": "5", "default": "10"}}}, "inputs.epochs.default"),
-    ({"type": "parallel"}, "type"),
+    ({"type": "spark"}, "type"),
     ({"name": "someone_else"}, "name"),
 ])
 def test_bad_components_are_refused_naming_the_field_and_nothing_is_stored(client, auth, app, assets, fields,

@@ -224,3 +224,19 @@ def test_scripts_written_for_azure_s_parallel_run_step_find_entry_script(job):
     assert code == 0, said
     logged = "".join(p.read_text() for p in (job.root / "logs" / "user" / "stdout").rglob("*.txt"))
     assert f"logged by init; output in {job.root / 'out'}" in logged and "not at INFO" not in logged
+
+
+def test_init_finds_the_model_under_azureml_model_dir_by_its_folder_s_name(job):
+    model = job.root / "models" / "v1" / "model"
+    model.mkdir(parents=True)
+    (model / "weights.txt").write_text("42")
+    (job.root / "code" / "score.py").write_text(
+        "import os\n"
+        "def init():\n"
+        "    global weight\n"
+        "    weight = open(os.path.join(os.environ['AZUREML_MODEL_DIR'], 'model', 'weights.txt')).read()\n"
+        "def run(mini_batch):\n"
+        "    return [weight for _ in mini_batch]\n")
+    code, said = job.run(1, 1, "--model", str(model))[0]
+    assert code == 0, said
+    assert job.output() == ["42"] * 23
