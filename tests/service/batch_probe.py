@@ -1,5 +1,6 @@
 """Runs in a fresh interpreter with the `amlemu env` variables: batch endpoints through the SDK (create, default
-deployment, get, list, delete), model deployments (a scoring script; an MLflow model without one), invoke (a local
+deployment, get, list, delete), model deployments (a scoring script; an MLflow model without one), a pipeline component deployment (stored, its
+invocation refused), invoke (a local
 folder, a datastore file, a data asset, an output location, a named deployment), list_jobs, jobs.get of a batch
 job, and refusals; prints JSON of what the SDK saw. No controller runs: the jobs stay NotStarted.
 
@@ -17,11 +18,13 @@ from azure.ai.ml.entities import (
     BatchEndpoint,
     BatchRetrySettings,
     CodeConfiguration,
+    CommandComponent,
     Data,
     Environment,
     Model,
     ModelBatchDeployment,
     ModelBatchDeploymentSettings,
+    PipelineComponentBatchDeployment,
 )
 from azure.core.exceptions import HttpResponseError
 from azure.identity import DefaultAzureCredential
@@ -109,6 +112,23 @@ def invoke(ml: MLClient, work: Path) -> dict:
     return seen
 
 
+def pipeline(ml: MLClient, work: Path) -> dict:
+    """Last of the invocations: SDK 1.35.2 keeps a deployment_name for every later invoke in the process."""
+    seen = {}
+    ml.components.create_or_update(CommandComponent(
+        name="prep", version="1", command="echo ${{inputs.data}}", inputs={"data": Input(type="uri_folder")},
+        code=str(work / "src"), environment=Environment(image="python:3.11-slim")))
+    ml.batch_deployments.begin_create_or_update(PipelineComponentBatchDeployment(
+        name="pipe", endpoint_name="scorer", component="azureml:prep:1", settings={"default_compute": "cpu"})).result()
+    pipe = ml.batch_deployments.get("pipe", "scorer")
+    seen["pipeline"] = [pipe.name, pipe.properties.get("default_compute"), pipe.properties.get(
+        "deployment_configuration_type")]
+    seen["pipeline_invoke"] = _error(lambda: ml.batch_endpoints.invoke(
+        endpoint_name="scorer", deployment_name="pipe", input=Input(type="uri_folder", path=str(work / "data"))))
+    ml.batch_deployments.begin_delete("pipe", "scorer").result()
+    return seen
+
+
 def delete(ml: MLClient) -> dict:
     seen = {"delete_default": _error(lambda: ml.batch_deployments.begin_delete("blue", "scorer").result())}
     ml.batch_deployments.begin_delete("mlflow", "scorer").result()
@@ -125,6 +145,7 @@ def main() -> None:
                   os.environ["AMLEMU_WORKSPACE"])
     seen = {"crud": crud(ml, work)}
     seen["invoke"] = invoke(ml, work)
+    seen["pipeline"] = pipeline(ml, work)
     seen["delete"] = delete(ml)
     print(json.dumps(seen))
 

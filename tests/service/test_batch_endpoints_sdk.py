@@ -33,6 +33,9 @@ def test_sdk_creates_invokes_and_lists_batch_endpoints(live_api, tmp_path):
     assert crud["invoke_no_default"].startswith("400") and "Target: properties.defaults.deploymentName" in \
         crud["invoke_no_default"]
     assert "Target: properties.compute" in crud["missing_compute"] and "'gpu'" in crud["missing_compute"]
+    piped = seen["pipeline"]
+    assert piped["pipeline"] == ["pipe", "cpu", "PipelineComponent"]
+    assert piped["pipeline_invoke"].startswith("400") and "OperationNotSupported" in piped["pipeline_invoke"]
     invoked = seen["invoke"]
     names = {invoked[kind]["name"] for kind in ("folder", "file", "asset")}
     assert all(n.startswith("batchjob-") for n in names) and len(names) == 3
