@@ -42,6 +42,12 @@ def registry_caller(ctx: Ctx, authorization: Annotated[str | None, Header()] = N
     return tokens.verify(ctx.secret, authorization, tokens.registry_audiences(ctx.settings.own_urls))
 
 
+def scoring_caller(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> dict:
+    """Azure ML's data plane (a batch endpoint's scoring URI and its jobs): Microsoft Entra tokens for
+    `https://ml.azure.com` only, as azure-ai-ml asks for them; a management token is refused."""
+    return tokens.verify(ctx.secret, authorization, (tokens.SCORING_AUDIENCE,))
+
+
 def workspace_ref(subscription_id: str, resource_group: str, workspace_name: str) -> WorkspaceRef:
     return WorkspaceRef(subscription_id, resource_group, workspace_name)
 

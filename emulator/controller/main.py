@@ -37,6 +37,8 @@ from emulator.runtime import labels
 from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
 from emulator.runtime.images import EnvironmentImages
+from emulator.services.batch_driver import BatchDriver
+from emulator.services.batch_invoke import KIND as BATCH
 from emulator.services.environments import EnvironmentResolver
 from emulator.services.pipeline_driver import PipelineDriver
 from emulator.services.pipelines import KIND as PIPELINE
@@ -86,7 +88,7 @@ class Controller:
         self.schedules = ScheduleReconciler(settings, store, clock)
         self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
         self.parents = ParentReconciler(settings, store, clock, TrialMetrics(store, self.mlflow).series,
-                                        {SWEEP: SweepDriver(), PIPELINE: PipelineDriver()})
+                                        {SWEEP: SweepDriver(), PIPELINE: PipelineDriver(), BATCH: BatchDriver()})
 
     def close(self) -> None:
         """Let containers being started or removed in worker threads get there (none is left half-done)."""

@@ -164,8 +164,8 @@ class Assets:
     environment: AssetVersion
 
 
-def _asset(repo: Repository, ref: WorkspaceRef, stored: dict, field: str, target: str) -> AssetVersion:
-    asset = deployments.AssetRef(**stored["refs"][field])
+def find_asset(repo: Repository, ref: WorkspaceRef, asset: deployments.AssetRef, target: str) -> AssetVersion:
+    """A deployment's model, code or environment: the workspace's, or a registry's (its label pinned now)."""
     if asset.registry is not None:
         named = registry_ids.AssetRef(asset.registry, asset.kind, asset.name, asset.version,
                                       None if asset.version else "latest")
@@ -177,9 +177,10 @@ def _asset(repo: Repository, ref: WorkspaceRef, stored: dict, field: str, target
 
 
 def resolve(repo: Repository, ref: WorkspaceRef, stored: dict) -> Assets:
-    return Assets(_asset(repo, ref, stored, "model", f"{P}.model"),
-                  _asset(repo, ref, stored, "code", f"{P}.codeConfiguration.codeId"),
-                  _asset(repo, ref, stored, "environment", f"{P}.environmentId"))
+    def found(field: str, target: str) -> AssetVersion:
+        return find_asset(repo, ref, deployments.AssetRef(**stored["refs"][field]), target)
+    return Assets(found("model", f"{P}.model"), found("code", f"{P}.codeConfiguration.codeId"),
+                  found("environment", f"{P}.environmentId"))
 
 
 def code_dir(ref: WorkspaceRef, code: AssetVersion) -> str:

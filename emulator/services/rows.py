@@ -3,6 +3,8 @@ never imports the store."""
 
 from emulator.store.tables import (
     AssetVersion,
+    BatchDeployment,
+    BatchEndpoint,
     Compute,
     Job,
     Node,
@@ -14,5 +16,5 @@ from emulator.store.tables import (
     Workspace,
 )
 
-__all__ = ["AssetVersion", "Compute", "Job", "Node", "OnlineDeployment", "OnlineEndpoint", "Operation", "Registry",
-           "Schedule", "Workspace"]
+__all__ = ["AssetVersion", "BatchDeployment", "BatchEndpoint", "Compute", "Job", "Node", "OnlineDeployment",
+           "OnlineEndpoint", "Operation", "Registry", "Schedule", "Workspace"]

@@ -1,13 +1,13 @@
 """Deleting a workspace deletes what is in it, as in Azure. What runs in containers is marked for the controller
 (computes and online endpoints Deleting, live jobs cancelled); the controller then removes the containers, and
 forgets the jobs with their files once they have ended (controller/reconcilers/deleted_workspaces.py). Asset
-versions and job schedules go at once."""
+versions, job schedules and batch endpoints go at once."""
 
 from datetime import datetime
 
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs.status import JobStatus, on_cancel
-from emulator.services import computes, endpoints, workspaces
+from emulator.services import batch_endpoints, computes, endpoints, workspaces
 from emulator.services.jobs import transition
 from emulator.store.repositories import Repository
 
@@ -20,6 +20,8 @@ def delete(repo: Repository, ref: WorkspaceRef, now: datetime) -> bool:
         computes.delete(repo, ref, compute.name, now)
     for endpoint in repo.online_endpoints(ref.key):
         endpoints.delete_endpoint(repo, ref, endpoint.name, now)
+    for batch in repo.batch_endpoints(ref.key):  # nothing runs there: its jobs are cancelled below
+        batch_endpoints.delete_endpoint(repo, ref, batch.name, now)
     for job in repo.jobs(ref.key):
         target = on_cancel(JobStatus(job.status))
         if target.value != job.status:

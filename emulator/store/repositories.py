@@ -8,6 +8,8 @@ from sqlalchemy.orm import Session
 
 from emulator.store.tables import (
     AssetVersion,
+    BatchDeployment,
+    BatchEndpoint,
     Compute,
     Job,
     Node,
@@ -203,6 +205,19 @@ class Repository:
 
     def online_deployments(self, endpoint_key: str | None = None) -> list[OnlineDeployment]:
         return self._listed(OnlineDeployment, OnlineDeployment.endpoint_key, endpoint_key)
+
+    # batch endpoints and their deployments
+    def batch_endpoint(self, key: str) -> BatchEndpoint | None:
+        return self.session.get(BatchEndpoint, key.lower())
+
+    def batch_endpoints(self, workspace_key: str | None = None) -> list[BatchEndpoint]:
+        return self._listed(BatchEndpoint, BatchEndpoint.workspace_key, workspace_key)
+
+    def batch_deployment(self, key: str) -> BatchDeployment | None:
+        return self.session.get(BatchDeployment, key.lower())
+
+    def batch_deployments(self, endpoint_key: str) -> list[BatchDeployment]:
+        return self._listed(BatchDeployment, BatchDeployment.endpoint_key, endpoint_key)
 
     # job schedules
     def schedule(self, key: str) -> Schedule | None:

@@ -203,6 +203,32 @@ class OnlineDeployment(Base):
     modified_at: Mapped[datetime]
 
 
+class BatchEndpoint(Base):
+    """A batch endpoint: a name, its auth mode and its default deployment; invoking it makes a batch job."""
+    __tablename__ = "batch_endpoints"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    name: Mapped[str]
+    location: Mapped[str]
+    body: Mapped[dict]  # the PUT body, validated (domain/serving/batch_endpoints.py)
+    provisioning_state: Mapped[str]
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]
+
+
+class BatchDeployment(Base):
+    """A deployment of a batch endpoint: what its jobs run (a model and its parallel settings, or a pipeline
+    component), on which cluster. No containers: its jobs' steps run on the cluster as any job does."""
+    __tablename__ = "batch_deployments"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    endpoint_key: Mapped[str] = mapped_column(ForeignKey("batch_endpoints.key", ondelete="CASCADE"), index=True)
+    name: Mapped[str]
+    body: Mapped[dict]  # the PUT body, validated, with Azure's defaults (domain/serving/batch_deployments.py)
+    provisioning_state: Mapped[str]
+    created_at: Mapped[datetime]
+    modified_at: Mapped[datetime]
+
+
 class Schedule(Base):
     """A job schedule: its `properties` as the SDK reads them back, and how far the controller has fired it."""
     __tablename__ = "schedules"

@@ -12,6 +12,7 @@ from azure.ai.ml.entities import (
     AmlCompute,
     AzureBlobDatastore,
     BatchEndpoint,
+    BatchRetrySettings,
     CodeConfiguration,
     CommandComponent,
     ComputeInstance,
@@ -22,6 +23,8 @@ from azure.ai.ml.entities import (
     ManagedOnlineDeployment,
     ManagedOnlineEndpoint,
     Model,
+    ModelBatchDeployment,
+    ModelBatchDeploymentSettings,
     PatTokenConfiguration,
     Registry,
     RegistryRegionDetails,
@@ -226,6 +229,35 @@ def deployment_delete(s: Sweep):
     s.ml.online_endpoints.begin_delete(s.name("dep")[:32]).result()
 
 
+# batch endpoints: a deployment on a cluster of its own (the compute group deletes the sweep's), invoked once
+def batch_deployment_create(s: Sweep):
+    cluster = s.name("bcpu")[:24]
+    s.ml.compute.begin_create_or_update(AmlCompute(name=cluster, size="Standard_DS3_v2", min_instances=0,
+                                                   max_instances=1, idle_time_before_scale_down=5)).result()
+    return s.ml.batch_deployments.begin_create_or_update(ModelBatchDeployment(
+        name="blue", endpoint_name=_endpoint(s, "batch"), model=Model(path=str(s.source)),
+        code_configuration=CodeConfiguration(code=str(s.source), scoring_script="score.py"),
+        environment=Environment(image=IMAGE), compute=cluster,
+        settings=ModelBatchDeploymentSettings(mini_batch_size=1, retry_settings=BatchRetrySettings(max_retries=1)))
+    ).result()
+
+
+def batch_invoke(s: Sweep):
+    endpoint = s.ml.batch_endpoints.get(_endpoint(s, "batch"))
+    endpoint.defaults.deployment_name = "blue"
+    s.ml.batch_endpoints.begin_create_or_update(endpoint).result()
+    job = s.ml.batch_endpoints.invoke(endpoint_name=_endpoint(s, "batch"), input=Input(type="uri_folder",
+                                                                                       path=str(s.source)))
+    s.made["batch_job"] = job.name
+    return [job, s.ml.jobs.get(job.name)]
+
+
+def batch_delete(s: Sweep):
+    s.ml.batch_deployments.begin_delete("blue", _endpoint(s, "batch")).result()
+    s.ml.batch_endpoints.begin_delete(_endpoint(s, "batch")).result()
+    s.ml.compute.begin_delete(s.name("bcpu")[:24]).result()
+
+
 def _workspace_id(s: Sweep) -> str:
     return (f"/subscriptions/{s.ml.subscription_id}/resourceGroups/{s.ml.resource_group_name}"
             f"/providers/Microsoft.MachineLearningServices/workspaces/{s.ml.workspace_name}")
@@ -278,13 +310,20 @@ DRIVERS = {
                            "get_logs": lambda s: s.ml.online_deployments.get_logs("blue", _endpoint(s, "dep"), 20),
                            "begin_delete": deployment_delete},
     "components": {"create_or_update": component_create, **_versioned("components", "component")},
-    "batch_endpoints": {"begin_create_or_update": lambda s: s.ml.batch_endpoints.begin_create_or_update(
-                            BatchEndpoint(name=_endpoint(s, "batch"))).result(),
+    "batch_endpoints": {"begin_create_or_update": lambda s: [s.ml.batch_endpoints.begin_create_or_update(
+                            BatchEndpoint(name=_endpoint(s, "batch"))).result(), batch_deployment_create(s)],
                         "get": lambda s: s.ml.batch_endpoints.get(_endpoint(s, "batch")),
                         "list": lambda s: list(s.ml.batch_endpoints.list()),
+                        "invoke": batch_invoke,
+                        "list_jobs": lambda s: list(s.ml.batch_endpoints.list_jobs(_endpoint(s, "batch"))),
                         "begin_delete": lambda s: s.ml.batch_endpoints.begin_delete(_endpoint(s, "batch")).result()},
-    "batch_deployments": {"get": lambda s: s.ml.batch_deployments.get("blue", _endpoint(s, "batch")),
-                          "list": lambda s: list(s.ml.batch_deployments.list(_endpoint(s, "batch")))},
+    "batch_deployments": {"begin_create_or_update": lambda s: [s.ml.batch_endpoints.begin_create_or_update(
+                              BatchEndpoint(name=_endpoint(s, "batch"))).result(), batch_deployment_create(s)],
+                          "get": lambda s: s.ml.batch_deployments.get("blue", _endpoint(s, "batch")),
+                          "list": lambda s: list(s.ml.batch_deployments.list(_endpoint(s, "batch"))),
+                          "list_jobs": lambda s: list(s.ml.batch_deployments.list_jobs(_endpoint(s, "batch"),
+                                                                                       name="blue")),
+                          "begin_delete": batch_delete},
     "registries": {"begin_create": lambda s: s.ml.registries.begin_create(Registry(
                        name=s.name("reg"), location="westeurope",
                        replication_locations=[RegistryRegionDetails(location="westeurope")])).result(),

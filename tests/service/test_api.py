@@ -773,10 +773,10 @@ ROUTE_CASES = [
     ("POST", WS_PATH, *UNSUPPORTED, "POST workspace 'amlemu'"),
     ("DELETE", f"{LOCATION_PATH}/vmSizes", *UNSUPPORTED, "DELETE vm sizes of location"),
     ("PUT", f"{LOCATION_PATH}/usages", *UNSUPPORTED, "PUT usages of location"),
-    ("PUT", f"{WS_PATH}/batchEndpoints/scorer", *UNSUPPORTED, "create or update batch endpoint 'scorer'"),
-    ("GET", f"{WS_PATH}/batchEndpoints", *UNSUPPORTED, "list batch endpoints of workspace 'amlemu'"),
+    ("PUT", f"{WS_PATH}/featuresets/scorer", *UNSUPPORTED, "create or update featureset 'scorer'"),
+    ("GET", f"{WS_PATH}/featuresets", *UNSUPPORTED, "list featuresets of workspace 'amlemu'"),
     # one named resource of a kind amlemu cannot make: Azure's 404 for a resource that does not exist
-    ("GET", f"{WS_PATH}/batchEndpoints/scorer", 404, "ResourceNotFound", "get batch endpoint 'scorer' of workspace"),
+    ("GET", f"{WS_PATH}/featuresets/scorer", 404, "ResourceNotFound", "get featureset 'scorer' of workspace"),
     ("POST", "/msi/token", 405, "MethodNotAllowed", "POST"),
     ("PUT", "/metadata/endpoints", 405, "MethodNotAllowed", "PUT"),
 ]

@@ -162,8 +162,11 @@ def _call_and_check(case, shared) -> None:
     # drop any spelling of them so the valid ones below are the only ones sent.
     if case.headers:
         case.headers = {k: v for k, v in case.headers.items() if k.lower() not in OUR_HEADERS}
-    headers = {"Authorization": shared.auth["Authorization"],
-               "X-IDENTITY-HEADER": tokens.identity_header(shared.secret)}
+    authorization = shared.auth["Authorization"]
+    if re.search(r"/batchEndpoints/[^/]+/(deployments/[^/]+/)?jobs$", case.operation.path):
+        # a batch endpoint's data plane takes Azure ML data-plane tokens only
+        authorization = f"Bearer {tokens.issue(shared.secret, tokens.SCORING_AUDIENCE)[0]}"
+    headers = {"Authorization": authorization, "X-IDENTITY-HEADER": tokens.identity_header(shared.secret)}
     response = case.call(headers=headers)
     case.validate_response(response, checks=(not_a_server_error,))
     assert response.status_code != 401, f"the token was not accepted: {response.text}"

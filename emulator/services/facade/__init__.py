@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from emulator.services.facade.assets import Assets
+from emulator.services.facade.batch_endpoints import BatchDeployments, BatchEndpoints
 from emulator.services.facade.computes import Computes
 from emulator.services.facade.datastores import Datastores
 from emulator.services.facade.jobs import Jobs
@@ -32,6 +33,8 @@ class Services:
     jobs: Jobs
     online_endpoints: OnlineEndpoints
     online_deployments: OnlineDeployments
+    batch_endpoints: BatchEndpoints
+    batch_deployments: BatchDeployments
     preemption: Preemption
     registries: Registries
     tracking: Tracking
@@ -43,6 +46,7 @@ class Services:
         def each(kind):
             return kind(settings, store, secret, clock)
         return cls(store, each(Workspaces), each(Computes), each(Locations), each(Assets), each(Datastores),
-                   each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(Preemption),
+                   each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(BatchEndpoints),
+                   each(BatchDeployments), each(Preemption),
                    each(Registries), Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)), each(RunArtifacts),
                    each(Schedules))
