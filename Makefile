@@ -70,8 +70,8 @@ bench-pipelines: venv compose
 
 # Batch endpoint scoring: 10,000 small files on 4 nodes × 2 workers against the ideal (files × per-file time / 8)
 # and against one process running the same scoring script over them, in one run on a stack of its own
-# (FILES=1000 for a smaller run).
+# (BATCH_FILES=1000 for a smaller run).
 .PHONY: bench-batch
-FILES ?= 10000
+BATCH_FILES ?= 10000
 bench-batch: venv compose
-	$(BIN)/python -m bench.batch --files $(FILES)
+	$(BIN)/python -m bench.batch --files $(BATCH_FILES)

@@ -65,6 +65,11 @@ def make_files(folder: Path, count: int) -> list[str]:
     return names
 
 
+def job_status(ml, name: str) -> str:
+    status = ml.jobs.get(name).status
+    return getattr(status, "value", status)  # the SDK gives a JobStatus enum or a str
+
+
 def emulated(ml, work: Path, names: list[str], item_seconds: float) -> dict:
     from azure.ai.ml import Input
     from azure.ai.ml.entities import (
@@ -85,15 +90,15 @@ def emulated(ml, work: Path, names: list[str], item_seconds: float) -> dict:
         code_configuration=CodeConfiguration(code=str(work / "src"), scoring_script="score.py"),
         environment=Environment(image="python:3.11-slim"), compute=CLUSTER,
         resources=ResourceConfiguration(instance_count=NODES),
-        environment_variables={"ITEM_SECONDS": str(item_seconds)},
         settings=ModelBatchDeploymentSettings(mini_batch_size=MINI_BATCH, max_concurrency_per_instance=WORKERS,
+                                              environment_variables={"ITEM_SECONDS": str(item_seconds)},
                                               retry_settings=BatchRetrySettings(max_retries=1, timeout=300)))).result()
     started = time.monotonic()
     job = ml.batch_endpoints.invoke(endpoint_name=endpoint, deployment_name="bench",
                                     input=Input(type="uri_folder", path=str(work / "data")))
     invoked = time.monotonic()
     status = {}
-    wait_until(lambda: status.update(s=ml.jobs.get(job.name).status) or status["s"] in TERMINAL,
+    wait_until(lambda: status.update(s=job_status(ml, job.name)) or status["s"] in TERMINAL,
                timeout=3600, interval=0.5, message=f"{job.name} ended")
     ended = time.monotonic()
     ml.jobs.download(job.name, download_path=str(work / "out"))
