@@ -67,3 +67,11 @@ bench-scoring: venv compose
 .PHONY: bench-pipelines
 bench-pipelines: venv compose
 	$(BIN)/python -m bench.pipelines
+
+# Batch endpoint scoring: 10,000 small files on 4 nodes × 2 workers against the ideal (files × per-file time / 8)
+# and against one process running the same scoring script over them, in one run on a stack of its own
+# (BATCH_FILES=1000 for a smaller run).
+.PHONY: bench-batch
+BATCH_FILES ?= 10000
+bench-batch: venv compose
+	$(BIN)/python -m bench.batch --files $(BATCH_FILES)
