@@ -246,8 +246,9 @@ def batch_invoke(s: Sweep):
     endpoint = s.ml.batch_endpoints.get(_endpoint(s, "batch"))
     endpoint.defaults.deployment_name = "blue"
     s.ml.batch_endpoints.begin_create_or_update(endpoint).result()
-    job = s.ml.batch_endpoints.invoke(endpoint_name=_endpoint(s, "batch"), input=Input(type="uri_folder",
-                                                                                       path=str(s.source)))
+    # named every time: azure-ai-ml 1.35 keeps the last deployment_name any invoke in this process gave
+    job = s.ml.batch_endpoints.invoke(endpoint_name=_endpoint(s, "batch"), deployment_name="blue",
+                                      input=Input(type="uri_folder", path=str(s.source)))
     s.made["batch_job"] = job.name
     return [job, s.ml.jobs.get(job.name)]
 
