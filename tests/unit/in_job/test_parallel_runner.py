@@ -18,7 +18,7 @@ from tests.waiting import wait_until
 RUN_TIMEOUT = 90
 
 SCRIPT = """
-import os, sys, time
+import os, signal, sys, time
 from pathlib import Path
 
 MARKS = Path(sys.argv[sys.argv.index("--marks") + 1]) if "--marks" in sys.argv else None
@@ -123,7 +123,7 @@ def test_a_failing_mini_batch_is_retried_and_its_errors_are_logged(job):
 def test_a_mini_batch_over_its_timeout_kills_the_worker_and_a_fresh_one_inits(job):
     job.script("""
         if name == "f07.txt" and first_time(name):
-            time.sleep(60)
+            signal.pause()  # hangs until the runner kills it at the timeout
     """)
     ended = job.run(1, 1, "--timeout", "1.5")
     assert ended[0][0] == 0, ended
@@ -174,8 +174,8 @@ def test_a_rerun_after_a_kill_scores_only_what_has_no_result(job):
     job.script("""
         if name == "f13.txt" and first_time("killed"):
             os.kill(os.getppid(), signal.SIGKILL)
-            time.sleep(60)
-    """.replace("signal.SIGKILL", str(int(signal.SIGKILL))))
+            signal.pause()  # until the test kills what is left of the attempt
+    """)
     ranks = [job.start(rank, 2, 1) for rank in range(2)]
     wait_until(lambda: any(p.poll() == -signal.SIGKILL for p in ranks), timeout=RUN_TIMEOUT,
                message="a rank killed mid-run")
