@@ -133,6 +133,12 @@ def test_inputs_a_file_a_data_asset_and_an_output_location(app, client, auth, ml
     (SCORING, sdk_body(outputData={"score": {"jobOutputType": "UriFolder", "uri": "azureml://datastores/x/paths/o"}}),
      "blue", 400, "properties.outputData"),
     (SCORING, sdk_body(), "red", 400, "azureml-model-deployment"),
+    # escapes tried: an input or an output climbing out of its datastore
+    (SCORING, sdk_body("azureml://datastores/workspaceblobstore/paths/files/../../../amlemu.db"), "blue", 400,
+     "properties.inputData.UriFolder.uri"),
+    (SCORING, sdk_body(outputData={"score": {"jobOutputType": "UriFolder",
+                                             "uri": "azureml://datastores/workspaceblobstore/paths/../../ca/"}}),
+     "blue", 400, "properties.outputData"),
     (f"{ENDPOINTS}/ghost/jobs", sdk_body(), "blue", 404, "endpointName"),
 ])
 def test_bad_invocations_name_the_field_and_make_nothing(client, auth, ml_auth, url, body, deployment, status, target):

@@ -94,6 +94,13 @@ BAD_PIPELINES = [
     (pipeline_body(jobs={"a": step()}, settings={"continue_on_step_failure": "yes"}),
      "properties.settings.continue_on_step_failure"),
     (pipeline_body(jobs={}), "properties.jobs"),
+    # escapes tried: a step's output path climbing out of its datastore, with or without ${{name}}
+    (pipeline_body(jobs={"a": step(outputs={"out": {"job_output_type": "uri_folder",
+                                                    "uri": "azureml://datastores/workspaceblobstore/paths/../../x/"}})}),
+     "properties.jobs.a.outputs.out.uri"),
+    (pipeline_body(jobs={"a": step(outputs={"out": {"job_output_type": "uri_folder",
+                                                    "uri": "azureml://datastores/workspaceblobstore/paths/${{name}}/../../../x/"}})}),
+     "properties.jobs.a.outputs.out.uri"),
     (pipeline_body(jobs={"1a": step()}), "properties.jobs.1a"),
 ]
 
