@@ -42,12 +42,12 @@ SURFACE = (
     Group("online_endpoints", ("begin_create_or_update", "get", "list", "get_keys", "begin_delete")),
     Group("online_deployments", ("begin_create_or_update", "get", "list", "get_logs", "begin_delete")),
     Group("components", ("create_or_update", "get", "list", "archive", "restore"),
-          note="command components, anonymous ones too (hidden from `list`)"),
+          note="command, parallel and pipeline components, anonymous ones too (hidden from `list`)"),
     Group("batch_endpoints", ("begin_create_or_update", "get", "list", "invoke", "list_jobs", "begin_delete"),
           note="invoke makes a batch job: a pipeline job whose step `batchscoring` runs the parallel engine"),
     Group("batch_deployments", ("begin_create_or_update", "get", "list", "list_jobs", "begin_delete"),
-          note="model deployments (with a scoring script, or an MLflow model without); pipeline component "
-               "deployments are stored, not run yet"),
+          note="model deployments (with a scoring script, or an MLflow model without) and pipeline component "
+               "deployments (invoked, the component runs as a pipeline job)"),
     Group("registries", ("begin_create", "get", "list", "begin_delete"),
           note='`MLClient(..., registry_name=...)` for models, environments, data and components; `azureml` holds '
                'the curated environments, read-only'),

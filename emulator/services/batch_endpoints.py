@@ -4,6 +4,7 @@ deletes finish at once; their long-running operations are done by the time the S
 
 from datetime import datetime
 
+from emulator.domain.assets.components import PIPELINE
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.serving import batch_deployments as rules
 from emulator.domain.serving import batch_endpoints as endpoint_rules
@@ -118,6 +119,11 @@ def _check_pipeline(repo: Repository, ref: WorkspaceRef, stored: dict) -> None:
     target = f"{P}.deploymentConfiguration"
     config = stored[P]["deploymentConfiguration"]
     found = components.resolve(repo, ref, config["componentId"]["assetId"], f"{target}.componentId.assetId")
+    if found.spec.kind != PIPELINE:
+        raise ValidationFailed(f"Component '{found.row.name}' version '{found.row.version}' is a {found.spec.kind} "
+                               "component: a pipeline component deployment deploys a pipeline component (type: "
+                               "pipeline); deploy a model with ModelBatchDeployment, or wrap the step in a pipeline "
+                               "component.", target=f"{target}.componentId.assetId")
     config["componentId"]["assetId"] = found.id
     if stored["refs"]["compute"]:
         cluster(repo, ref, stored["refs"]["compute"], f"{target}.settings.default_compute")

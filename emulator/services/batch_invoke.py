@@ -20,8 +20,8 @@ from emulator.domain.serving import batch_endpoints as endpoint_rules
 from emulator.domain.serving import batch_jobs as rules
 from emulator.domain.serving.deployments import AssetRef
 from emulator.domain.storage import datastores
-from emulator.errors import EmulatorError, NotSupported, ValidationFailed
-from emulator.services import batch_endpoints, computes, data, endpoints, jobs
+from emulator.errors import EmulatorError, ValidationFailed
+from emulator.services import batch_endpoints, batch_pipeline_invoke, computes, data, endpoints, jobs
 from emulator.store.repositories import Repository
 from emulator.store.tables import BatchDeployment, BatchEndpoint, Compute, Job
 
@@ -34,12 +34,7 @@ MLFLOW_ENVIRONMENT = "azureml://registries/azureml/environments/sklearn-1.5/labe
 
 def _deployment(repo: Repository, ref: WorkspaceRef, endpoint: BatchEndpoint, header: str | None) -> BatchDeployment:
     rows = {row.name: row for row in repo.batch_deployments(endpoint.key)}
-    chosen = endpoint_rules.chosen(header, endpoint.body, rows, endpoint.name)
-    deployment = rows[chosen]
-    if deployment.body["kind"] != deployment_rules.MODEL:
-        raise NotSupported(f"Deployment '{chosen}' deploys a pipeline component: amlemu stores such deployments but "
-                           "does not run their jobs yet; invoke a model deployment.", target="deploymentName")
-    return deployment
+    return rows[endpoint_rules.chosen(header, endpoint.body, rows, endpoint.name)]
 
 
 def _input(repo: Repository, ref: WorkspaceRef, invocation: rules.Invocation, data_dir: Path | None,
@@ -49,6 +44,9 @@ def _input(repo: Repository, ref: WorkspaceRef, invocation: rules.Invocation, da
         raise ValidationFailed(f"{rules.INPUTS} names {len(invocation.inputs)} inputs; a model deployment scores one "
                                "(input=Input(...)).", target=rules.INPUTS)
     (name, entry), = invocation.inputs.items()
+    if entry["jobInputType"] == "literal":
+        raise ValidationFailed(f"{rules.INPUTS}.{name} is a literal; a model deployment scores data (a UriFolder, "
+                               "UriFile or MLTable input).", target=f"{rules.INPUTS}.{name}.jobInputType")
     target = f"{rules.INPUTS}.{name}.uri"
     try:
         resolved = data.input_uris(repo, ref, {name: entry}, data_dir, outside)
@@ -111,13 +109,14 @@ def _record(ref: WorkspaceRef, endpoint: BatchEndpoint, deployment: BatchDeploym
     settings = deployment_rules.settings_of(deployment.body, invocation.overrides)
     if invocation.instance_count is not None:
         settings = replace(settings, instance_count=invocation.instance_count)
-    if invocation.output is not None and invocation.output.file_name:  # a uri_file output names the file
-        settings = replace(settings, output_file_name=invocation.output.file_name)
+    output = rules.model_output(invocation)
+    if output is not None and output.file_name:  # a uri_file output names the file
+        settings = replace(settings, output_file_name=output.file_name)
     most = computes.spec_of(compute).scale.max_nodes
     if settings.instance_count > most:
         raise ValidationFailed(f"The job asks for {settings.instance_count} instances but cluster '{compute.name}' has "
                                f"at most {most} (maxNodeCount).", target="properties.compute.instanceCount")
-    folder = rules.output_folder(invocation, step_job)
+    folder = rules.output_folder(output, step_job)
     datastores.resolve_uri(ref, folder, rules.OUTPUTS)
     code = props["codeConfiguration"]
     return {"kind": KIND, "endpoint": endpoint.name, "endpoint_key": endpoint.key, "deployment": deployment.name,
@@ -137,8 +136,11 @@ def invoke(repo: Repository, ref: WorkspaceRef, endpoint_name: str, header: str 
     endpoint = batch_endpoints.get_endpoint(repo, ref, endpoint_name)
     invocation = rules.parsed(body)
     deployment = _deployment(repo, ref, endpoint, header)
-    compute = batch_endpoints.cluster(repo, ref, deployment.body["refs"]["compute"], "properties.compute")
     name = rules.job_name(guid)
+    if deployment.body["kind"] == deployment_rules.PIPELINE:
+        return batch_pipeline_invoke.invoke(repo, ref, endpoint, deployment, invocation, name, now, data_dir,
+                                            outside)
+    compute = batch_endpoints.cluster(repo, ref, deployment.body["refs"]["compute"], "properties.compute")
     key = ref.child_id("jobs", name).lower()
     step_job = pipeline_steps.child_name(key, rules.STEP)
     record = _record(ref, endpoint, deployment, invocation, step_job,
@@ -160,6 +162,5 @@ def listed(repo: Repository, ref: WorkspaceRef, endpoint_name: str, deployment: 
     endpoint = batch_endpoints.get_endpoint(repo, ref, endpoint_name)
     if deployment is not None:
         batch_endpoints.get_deployment(repo, ref, endpoint_name, deployment)
-    return [job for job in repo.jobs(ref.key) if (job.driver or {}).get("kind") == KIND
-            and job.driver["endpoint_key"] == endpoint.key
+    return [job for job in repo.jobs(ref.key) if (job.driver or {}).get("endpoint_key") == endpoint.key
             and (deployment is None or job.driver["deployment"].lower() == deployment.lower())]

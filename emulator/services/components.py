@@ -9,6 +9,7 @@ from pathlib import Path
 from emulator.domain.assets import components as rules
 from emulator.domain.assets import curated
 from emulator.domain.ids import WorkspaceRef
+from emulator.domain.jobs import pipeline, pipeline_graph, pipeline_steps
 from emulator.domain.registries import ids as registry_ids
 from emulator.errors import NotFound, ValidationFailed
 from emulator.services import assets, environment_refs, registry_assets
@@ -63,9 +64,31 @@ def _code(repo: Repository, owner: assets.Owner, spec: dict) -> None:
         _find(repo, owner, assets.CODES, rules.reference(code, assets.CODES, f"{where}.code"), f"{where}.code")
 
 
+def _steps(repo: Repository, owner: assets.Owner, spec: dict) -> None:
+    """A pipeline component's steps name components of its owner's that are not pipelines, and bind only ports that
+    exist, without cycles (pipeline_graph's rules, said of the component's own fields)."""
+    where = f"{rules.SPEC}.jobs"
+    steps, found = rules.pipeline_steps(spec), {}
+    for step, each in steps.items():
+        target = f"{where}.{step}.componentId"
+        row = _find(repo, owner, COMPONENTS, rules.reference(each.component_id, COMPONENTS, target), target)
+        found[step] = rules.spec_of(row.body)
+        if found[step].kind == rules.PIPELINE:
+            raise ValidationFailed(f"{target} names pipeline component '{row.name}': a pipeline component's steps "
+                                   "run command or parallel components.", target=target)
+    try:
+        pipeline_graph.upstream(pipeline_steps.graph_steps(steps, found), spec["inputs"], spec["outputs"])
+    except ValidationFailed as exc:
+        target = (exc.target or "").replace(pipeline.J, where, 1)
+        raise ValidationFailed(exc.message.replace(pipeline.J, where), target=target or where) from exc
+
+
 def _in_workspace(now: datetime) -> assets.Resolver:
     def check(repo: Repository, ref: WorkspaceRef, body: dict, _data_dir: Path | None) -> dict:
         spec = body["componentSpec"]
+        if spec["type"].lower() == rules.PIPELINE:
+            _steps(repo, ref, spec)
+            return body
         _code(repo, ref, spec)
         _, environment, where = rules.runs_with(spec)
         environment_refs.in_workspace(repo, ref, environment, f"{where}.environment", now)
@@ -77,6 +100,9 @@ def _in_registry(repo: Repository, ref: registry_ids.RegistryRef, body: dict, _d
     """A registry's component runs in any workspace: its code and environment must be registries' too (Azure ML's
     curated environments included)."""
     spec = body["componentSpec"]
+    if spec["type"].lower() == rules.PIPELINE:
+        _steps(repo, ref, spec)
+        return body
     _code(repo, ref, spec)
     _, environment, where = rules.runs_with(spec)
     target = f"{where}.environment"

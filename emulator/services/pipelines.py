@@ -73,7 +73,7 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
         return jobs.update(existing, props, now), False
     found = {step: components.resolve(repo, ref, each.component_id, f"{J}.{step}.componentId")
              for step, each in spec.steps.items()}
-    graph = pipeline_graph.upstream(pipeline_steps.graph_steps(spec, {s: c.spec for s, c in found.items()}),
+    graph = pipeline_graph.upstream(pipeline_steps.graph_steps(spec.steps, {s: c.spec for s, c in found.items()}),
                                     spec.inputs, spec.outputs)
     data.input_uris(repo, ref, spec.inputs, data_dir, outside)  # the pipeline's own inputs are there
     key = ref.child_id("jobs", name).lower()

@@ -1,7 +1,8 @@
 """Batch endpoints with the real SDK against a composed stack: a model deployment of a tiny scoring script on a
 python:3.11-slim environment, invoked through the SDK (the endpoint's default deployment, a local folder) and with a
 plain REST POST to the scoring URI (a bearer token for https://ml.azure.com, the output file named): each batch job
-runs its `batchscoring` step on the cluster, and predictions.csv comes back with jobs.download, one row per file."""
+runs its `batchscoring` step on the cluster, and predictions.csv comes back with jobs.download, one row per file. A
+pipeline component deployment runs its component's steps on the cluster as a pipeline job."""
 
 import os
 from pathlib import Path
@@ -22,7 +23,7 @@ from azure.ai.ml.entities import (
     ModelBatchDeploymentSettings,
 )
 
-from tests.e2e.pipeline_runs import steps, wait_ended
+from tests.e2e.pipeline_runs import statuses, steps, wait_ended
 
 pytestmark = pytest.mark.e2e
 CLUSTER, ENDPOINT = "batch-cluster", "batch-scorer"
@@ -110,3 +111,81 @@ def test_a_rest_post_with_an_entra_token_writes_the_named_file(ml_client, job_di
     assert _ended(ml_client, job_dir, response.json()["name"]) == "Completed"
     download_artifact_from_aml_uri(out, str(tmp_path), ml_client.datastores)
     assert sorted(Path(tmp_path, "scores.csv").read_text().splitlines()) == ROWS
+
+
+PREPARE = """import sys
+from pathlib import Path
+
+source, out = Path(sys.argv[1]), Path(sys.argv[2])
+for path in sorted(source.glob("*.txt")):
+    (out / path.name).write_text(str(int(path.read_text()) * 10))
+"""
+SUM = """import sys
+from pathlib import Path
+
+prepared, mode, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+values = [int(p.read_text()) for p in sorted(prepared.glob("*.txt"))]
+(out / "summary.csv").write_text(f"{mode},{len(values)},{sum(values)}\\n")
+"""
+PIPELINE = """$schema: https://azuremlschemas.azureedge.net/latest/pipelineComponent.schema.json
+type: pipeline
+name: prepare_and_sum
+inputs:
+  input_data: {type: uri_folder}
+  score_mode: {type: string, default: append}
+outputs:
+  scores: {type: uri_folder, mode: upload}
+jobs:
+  prepare_job:
+    type: command
+    component:
+      type: command
+      code: src
+      environment: {image: "python:3.11-slim"}
+      inputs: {data: {type: uri_folder}}
+      outputs: {prepared: {type: uri_folder}}
+      command: python prepare.py ${{inputs.data}} ${{outputs.prepared}}
+    inputs: {data: "${{parent.inputs.input_data}}"}
+  sum_job:
+    type: command
+    component:
+      type: command
+      code: src
+      environment: {image: "python:3.11-slim"}
+      inputs: {prepared: {type: uri_folder}, mode: {type: string}}
+      outputs: {summary: {type: uri_folder}}
+      command: python sum.py ${{inputs.prepared}} ${{inputs.mode}} ${{outputs.summary}}
+    inputs:
+      prepared: "${{parent.jobs.prepare_job.outputs.prepared}}"
+      mode: "${{parent.inputs.score_mode}}"
+    outputs: {summary: "${{parent.outputs.scores}}"}
+"""
+
+
+def test_a_pipeline_component_deployment_runs_its_steps_on_the_cluster(ml_client, job_dir, deployed, tmp_path):
+    """Azure's batch-scoring-with-preprocessing shape: a pipeline component registered from YAML, deployed with
+    PipelineComponentBatchDeployment, invoked with inputs and an output by the component's port names."""
+    from azure.ai.ml import Output, load_component
+    from azure.ai.ml.entities import PipelineComponentBatchDeployment
+
+    work = tmp_path / "pipe"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "prepare.py").write_text(PREPARE)
+    (work / "src" / "sum.py").write_text(SUM)
+    (work / "pipeline.yml").write_text(PIPELINE)
+    component = ml_client.components.create_or_update(load_component(str(work / "pipeline.yml")))
+    ml_client.batch_deployments.begin_create_or_update(PipelineComponentBatchDeployment(
+        name="prep-sum", endpoint_name=ENDPOINT, component=component,
+        settings={"default_compute": CLUSTER, "continue_on_step_failure": False})).result()
+    out = "azureml://datastores/workspaceblobstore/paths/pipeline-out/"
+    job = ml_client.batch_endpoints.invoke(
+        endpoint_name=ENDPOINT, deployment_name="prep-sum",
+        inputs={"input_data": Input(type="uri_folder", path=str(deployed / "data")),
+                "score_mode": Input(type="string", default="summed")},
+        outputs={"scores": Output(type="uri_folder", path=out)})
+    assert job.name.startswith("batchjob-")
+    assert wait_ended(ml_client, job.name, timeout=150) == "Completed", ml_client.jobs.get(job.name).status
+    assert statuses(ml_client, job.name) == {"prepare_job": "Completed", "sum_job": "Completed"}
+    download_artifact_from_aml_uri(out, str(tmp_path / "got"), ml_client.datastores)
+    assert [p.read_text() for p in (tmp_path / "got").rglob("summary.csv")] == ["summed,5,100\n"]
+    assert job.name in [j.name for j in ml_client.batch_deployments.list_jobs(ENDPOINT, name="prep-sum")]

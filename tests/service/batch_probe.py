@@ -1,6 +1,6 @@
 """Runs in a fresh interpreter with the `amlemu env` variables: batch endpoints through the SDK (create, default
-deployment, get, list, delete), model deployments (a scoring script; an MLflow model without one), a pipeline component deployment (stored, its
-invocation refused), invoke (a local
+deployment, get, list, delete), model deployments (a scoring script; an MLflow model without one), a pipeline component deployment (a
+command component refused; invoked, a pipeline job), invoke (a local
 folder, a datastore file, a data asset, an output location, a named deployment), list_jobs, jobs.get of a batch
 job, and refusals; prints JSON of what the SDK saw. No controller runs: the jobs stay NotStarted.
 
@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from azure.ai.ml import Input, MLClient, Output
+from azure.ai.ml import Input, MLClient, Output, load_component
 from azure.ai.ml.entities import (
     AmlCompute,
     BatchEndpoint,
@@ -112,20 +112,57 @@ def invoke(ml: MLClient, work: Path) -> dict:
     return seen
 
 
+PIPELINE_YAML = """\
+$schema: https://azuremlschemas.azureedge.net/latest/pipelineComponent.schema.json
+type: pipeline
+name: prep_and_score
+inputs:
+  input_data: {type: uri_folder}
+  score_mode: {type: string, default: append}
+outputs:
+  scores: {type: uri_folder, mode: upload}
+jobs:
+  prep_job:
+    type: command
+    component: azureml:prep:1
+    inputs:
+      data: ${{parent.inputs.input_data}}
+      mode: ${{parent.inputs.score_mode}}
+    outputs:
+      out: ${{parent.outputs.scores}}
+"""
+
+
 def pipeline(ml: MLClient, work: Path) -> dict:
     """Last of the invocations: SDK 1.35.2 keeps a deployment_name for every later invoke in the process."""
     seen = {}
     ml.components.create_or_update(CommandComponent(
-        name="prep", version="1", command="echo ${{inputs.data}}", inputs={"data": Input(type="uri_folder")},
-        code=str(work / "src"), environment=Environment(image="python:3.11-slim")))
+        name="prep", version="1", command="echo ${{inputs.data}} ${{inputs.mode}} > ${{outputs.out}}/mode.txt",
+        inputs={"data": Input(type="uri_folder"), "mode": Input(type="string")}, outputs={"out": Output(
+            type="uri_folder")}, code=str(work / "src"), environment=Environment(image="python:3.11-slim")))
+    seen["not_a_pipeline"] = _error(lambda: ml.batch_deployments.begin_create_or_update(
+        PipelineComponentBatchDeployment(name="cmd", endpoint_name="scorer", component="azureml:prep:1",
+                                         settings={"default_compute": "cpu"})).result())
+    (work / "pipeline.yml").write_text(PIPELINE_YAML)
+    ml.components.create_or_update(load_component(str(work / "pipeline.yml")))
     ml.batch_deployments.begin_create_or_update(PipelineComponentBatchDeployment(
-        name="pipe", endpoint_name="scorer", component="azureml:prep:1", settings={"default_compute": "cpu"})).result()
+        name="pipe", endpoint_name="scorer", component="azureml:prep_and_score@latest",
+        settings={"default_compute": "cpu", "continue_on_step_failure": False})).result()
     pipe = ml.batch_deployments.get("pipe", "scorer")
     seen["pipeline"] = [pipe.name, pipe.properties.get("default_compute"), pipe.properties.get(
         "deployment_configuration_type")]
-    seen["pipeline_invoke"] = _error(lambda: ml.batch_endpoints.invoke(
-        endpoint_name="scorer", deployment_name="pipe", input=Input(type="uri_folder", path=str(work / "data"))))
-    ml.batch_deployments.begin_delete("pipe", "scorer").result()
+    seen["missing_input"] = _error(lambda: ml.batch_endpoints.invoke(
+        endpoint_name="scorer", deployment_name="pipe", inputs={"score_mode": Input(type="string", default="x")}))
+    job = ml.batch_endpoints.invoke(
+        endpoint_name="scorer", deployment_name="pipe",
+        inputs={"input_data": Input(type="uri_folder", path=str(work / "data")),
+                "score_mode": Input(type="string", default="fast")},
+        outputs={"scores": Output(type="uri_folder", path=f"{STORE}/pipe-out/")})
+    got = ml.jobs.get(job.name)
+    seen["pipeline_job"] = [type(got).__name__, got.status, got.tags.get("azureml.jobtype"), sorted(got.jobs),
+                            got.inputs["score_mode"]._data, str(got.outputs["scores"].path)]
+    seen["pipeline_listed"] = [j.name for j in ml.batch_deployments.list_jobs("scorer", name="pipe")]
+    seen["pipeline_job_name"] = job.name
     return seen
 
 

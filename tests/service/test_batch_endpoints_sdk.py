@@ -35,7 +35,12 @@ def test_sdk_creates_invokes_and_lists_batch_endpoints(live_api, tmp_path):
     assert "Target: properties.compute" in crud["missing_compute"] and "'gpu'" in crud["missing_compute"]
     piped = seen["pipeline"]
     assert piped["pipeline"] == ["pipe", "cpu", "PipelineComponent"]
-    assert piped["pipeline_invoke"].startswith("400") and "OperationNotSupported" in piped["pipeline_invoke"]
+    assert "Target: properties.deploymentConfiguration.componentId.assetId" in piped["not_a_pipeline"]
+    assert "Target: properties.inputData.input_data" in piped["missing_input"]
+    kind, status, job_type, steps, mode, output = piped["pipeline_job"]
+    assert (kind, status, job_type, steps, mode) == ("PipelineJob", "NotStarted", "azureml.pipelinejob", ["prep_job"],
+                                                     "fast")
+    assert output.endswith("pipe-out/") and piped["pipeline_listed"] == [piped["pipeline_job_name"]]
     invoked = seen["invoke"]
     names = {invoked[kind]["name"] for kind in ("folder", "file", "asset")}
     assert all(n.startswith("batchjob-") for n in names) and len(names) == 3
@@ -46,4 +51,4 @@ def test_sdk_creates_invokes_and_lists_batch_endpoints(live_api, tmp_path):
     assert (kind, status, experiment) == ("PipelineJob", "NotStarted", "scorer")
     assert tags["azureml.batchrun"] == "true" and tags["azureml.deploymentname"] == "blue"
     deleted = seen["delete"]
-    assert deleted["delete_default"].startswith("409") and deleted["after"] == [] and deleted["jobs_stay"] == 3
+    assert deleted["delete_default"].startswith("409") and deleted["after"] == [] and deleted["jobs_stay"] == 4

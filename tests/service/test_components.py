@@ -227,3 +227,32 @@ def test_the_resolver_pipelines_call(client, auth, app, settings, assets):
             with pytest.raises(ValidationFailed) as err:
                 components.resolve(repo, WS, bad, "properties.jobs.train.componentId")
             assert err.value.target == "properties.jobs.train.componentId", bad
+
+
+def pipeline_spec(**fields) -> dict:
+    """A pipeline component as the SDK registers one: its step names a registered component by ARM id."""
+    step = {"type": "command", "componentId": f"{WS_PATH}/components/my_train/versions/1",
+            "inputs": {"epochs": {"job_input_type": "literal", "value": "${{parent.inputs.n}}"}},
+            "outputs": {"model": {"type": "literal", "value": "${{parent.outputs.trained}}"}}}
+    return {"name": "train_pipe", "type": "pipeline", "inputs": {"n": {"type": "integer", "default": "3"}},
+            "outputs": {"trained": {"type": "uri_folder"}}, "jobs": {"train": step}, "_source": "YAML.COMPONENT",
+            **fields}
+
+
+def test_a_pipeline_component_registers_its_steps_checked(client, auth, app, assets):
+    put(client, auth, "my_train", "1", body())
+    made = put(client, auth, "train_pipe", "1", {"properties": {"componentSpec": pipeline_spec()}})
+    assert made["properties"]["componentSpec"]["jobs"]["train"]["componentId"].endswith("my_train/versions/1")
+    before = _rows(app, AssetVersion)
+    spec = pipeline_spec()
+    bad_step = {**spec["jobs"]["train"], "componentId": f"{WS_PATH}/components/missing/versions/1"}
+    unbound = {**spec["jobs"]["train"], "inputs": {"epochs": {"job_input_type": "literal",
+                                                              "value": "${{parent.inputs.nope}}"}}}
+    nested = {**spec["jobs"]["train"], "componentId": f"{WS_PATH}/components/train_pipe/versions/1"}
+    for jobs, target in (({"train": bad_step}, "jobs.train.componentId"),
+                         ({"train": unbound}, "jobs.train.inputs.epochs"),
+                         ({"train": nested}, "jobs.train.componentId"), ({}, "jobs")):
+        assert_arm_error(client.put(f"{COMPONENTS}/train_pipe/versions/2", params=API, headers=auth,
+                                    json={"properties": {"componentSpec": pipeline_spec(jobs=jobs)}}), 400,
+                         target=f"properties.componentSpec.{target}")
+    assert _rows(app, AssetVersion) == before

@@ -53,32 +53,49 @@ def _datastore_path(workspace: Workspace, uri: str) -> str:
     return f"{workspace_id(workspace)}/datastores/{store}/paths/{path}"
 
 
+def _data(entry: dict) -> dict:
+    """A job's input or output as a batch job shows it (UriFolder, UriFile, MLTable, Literal)."""
+    if entry.get("jobInputType") == "literal":
+        return {"jobInputType": "Literal", "value": entry.get("value")}
+    kind = entry.get("jobInputType") or entry.get("jobOutputType")
+    shown = {"uri_file": "UriFile", "mltable": "MLTable"}.get(kind, "UriFolder")
+    return {"jobInputType" if "jobInputType" in entry else "jobOutputType": shown, "uri": entry.get("uri")}
+
+
+def _scoring(row: Job, record: dict, workspace: Workspace) -> dict:
+    """What a model deployment's job shows of its parallel settings and its one output file."""
+    output, settings = record["output"], record["settings"]
+    file_name = output["file_name"]
+    return {"compute": {"target": row.body.get("computeId"), "instanceCount": settings["instance_count"],
+                        "isLocal": False},
+            "outputData": {record["output_name"]: {
+                "jobOutputType": "UriFile", "mode": "ReadWriteMount",
+                "uri": _datastore_path(workspace, output["folder"].rstrip("/") + "/" + file_name)}},
+            "outputFileName": file_name, "miniBatchSize": settings["mini_batch_size"],
+            "errorThreshold": settings["error_threshold"],
+            "retrySettings": {"maxRetries": settings["max_retries"], "timeout": record["retry_timeout"]}}
+
+
+def _pipeline(row: Job) -> dict:
+    """What a pipeline component deployment's job shows: its compute, and its outputs by the component's names."""
+    return {"compute": {"target": (row.body.get("settings") or {}).get("default_compute"), "isLocal": False},
+            "outputData": {name: _data(entry) for name, entry in row.body.get("outputs", {}).items()}}
+
+
 def job(row: Job, workspace: Workspace, settings: Settings, secret: bytes, deployment_level: bool = False) -> dict:
     """A batch job as invoke answers it and list_jobs lists it (Azure's BatchJobResource)."""
     record, ws_id = row.driver, workspace_id(workspace)
     owner = endpoint_id(workspace, record["endpoint"])
     if deployment_level:
         owner += f"/deployments/{record['deployment']}"
-    output = record["output"]
-    file_name = output["file_name"]
     props = {
         "status": row.status, "name": row.body.get("displayName"), "description": row.body.get("description"),
         "experimentName": row.body.get("experimentName"), "tags": row.body.get("tags", {}),
         "properties": row.body.get("properties", {}), "provisioningState": "Succeeded",
-        "compute": {"target": row.body.get("computeId"), "instanceCount": record["settings"]["instance_count"],
-                    "isLocal": False},
-        "inputData": {name: {"jobInputType": {"uri_file": "UriFile", "mltable": "MLTable"}.get(
-                          entry["jobInputType"], "UriFolder"), "uri": entry["uri"]}
-                      for name, entry in row.body.get("inputs", {}).items()},
-        "outputData": {record["output_name"]: {
-            "jobOutputType": "UriFile", "mode": "ReadWriteMount",
-            "uri": _datastore_path(workspace, output["folder"].rstrip("/") + "/" + file_name)}},
+        "inputData": {name: _data(entry) for name, entry in row.body.get("inputs", {}).items()},
+        **(_scoring(row, record, workspace) if "output" in record else _pipeline(row)),
         "output": {"datastoreId": f"{ws_id}/datastores/{datastores.ARTIFACT_STORE}",
                    "path": f"ExperimentRun/dcid.{row.name}"},
-        "outputFileName": file_name, "miniBatchSize": record["settings"]["mini_batch_size"],
-        "errorThreshold": record["settings"]["error_threshold"],
-        "retrySettings": {"maxRetries": record["settings"]["max_retries"],
-                          "timeout": record["retry_timeout"]},
         "interactionEndpoints": {
             "Studio": {"jobEndpointType": "Studio", "endpoint": studio_url(settings, secret, f"{ws_id}/jobs/{row.name}")},
             "Tracking": {"jobEndpointType": "Tracking",

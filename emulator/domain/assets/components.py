@@ -1,4 +1,4 @@
-"""Command and parallel components: a version's body (properties.componentSpec, the SDK's YAML spelling of the
+"""Command, parallel and pipeline components: a version's body (properties.componentSpec, the SDK's YAML spelling of the
 component) and the ways a pipeline, a job or another asset names one (a parallel component's own fields are checked by
 domain/jobs/parallel_steps.py). Pure: whether the code and environment it names exist, the
 service finds out (services/components.py).
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from emulator.domain import payload
 from emulator.domain.assets import component_io, versioned
-from emulator.domain.jobs import parallel_steps, placeholders
+from emulator.domain.jobs import parallel_steps, pipeline, placeholders
 from emulator.domain.registries import ids as registry_ids
 from emulator.errors import ValidationFailed
 
@@ -22,8 +22,8 @@ SPEC = "properties.componentSpec"
 ANONYMOUS_NAME = "azureml_anonymous"
 DEFAULT_VERSION = "azureml_default"  # what the SDK's get(name) asks for: the newest version
 LATEST = "latest"
-COMMAND, PARALLEL = "command", "parallel"
-TYPES = (COMMAND, PARALLEL)
+COMMAND, PARALLEL, PIPELINE = "command", "parallel", "pipeline"
+TYPES = (COMMAND, PARALLEL, PIPELINE)
 DISTRIBUTIONS = ("pytorch", "mpi", "tensorflow", "ray")
 # What a version may change once made: how it is described, and which client wrote it.
 _MUTABLE = ("_source", "$schema", "description", "display_name", "tags")
@@ -31,7 +31,8 @@ _MUTABLE = ("_source", "$schema", "description", "display_name", "tags")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,254}$")
 _WORKSPACE_ID = (r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/"
                  r"microsoft\.machinelearningservices/workspaces/(?P<ws>[^/]+)/")
-_TAIL = r"(?P<name>[^/:@]+)/(?:versions/(?P<version>[^/]+)|labels/(?P<label>[^/]+))"
+# The SDK resolves `azureml:<name>@latest` to an ARM id of a version but keeps the prefix on the name.
+_TAIL = r"(?:azureml:)?(?P<name>[^/:@]+)/(?:versions/(?P<version>[^/]+)|labels/(?P<label>[^/]+))"
 _SHORT = re.compile(r"^azureml:(?P<name>[^/:@]+)(?::(?P<version>[^/:@]+)|@(?P<label>[^/:@]+))$", re.IGNORECASE)
 
 
@@ -59,13 +60,16 @@ def _name_version(spec: dict, url_name: str, url_version: str, anonymous: bool) 
 def kind_of(spec: dict) -> str:
     kind = spec.get("type")
     if not isinstance(kind, str) or kind.lower() not in TYPES:
-        raise ValidationFailed(f"{SPEC}.type must be 'command' or 'parallel' (the components amlemu registers), got "
-                               f"{kind!r}.", target=f"{SPEC}.type")
+        raise ValidationFailed(f"{SPEC}.type must be 'command', 'parallel' or 'pipeline' (the components amlemu "
+                               f"registers), got {kind!r}.", target=f"{SPEC}.type")
     return kind.lower()
 
 
-def runs_with(spec: dict) -> tuple[str | None, str, str]:
-    """(code, environment, where the spec holds them): a command component's own, a parallel one's task's."""
+def runs_with(spec: dict) -> tuple[str | None, str | None, str]:
+    """(code, environment, where the spec holds them): a command component's own, a parallel one's task's; a
+    pipeline component has neither (its steps' components have theirs)."""
+    if spec.get("type", COMMAND).lower() == PIPELINE:
+        return None, None, SPEC
     if spec.get("type", COMMAND).lower() == PARALLEL:
         return spec["task"].get("code"), spec["task"]["environment"], f"{SPEC}.task"
     return spec.get("code"), spec["environment"], SPEC
@@ -112,6 +116,14 @@ def _environment(value: object, target: str = f"{SPEC}.environment") -> str:
     return payload.required_string(value, target)
 
 
+def pipeline_steps(spec: dict) -> dict[str, pipeline.StepSpec]:
+    """A pipeline component's steps (its `jobs`, as a pipeline job's `properties.jobs` are written), checked."""
+    jobs = payload.obj(spec.get("jobs"), f"{SPEC}.jobs", required=True)
+    if not jobs:
+        raise ValidationFailed(f"{SPEC}.jobs: a pipeline component needs at least one step.", target=f"{SPEC}.jobs")
+    return pipeline.steps_of(jobs, f"{SPEC}.jobs")
+
+
 def version_body(body: object, url_name: str, url_version: str) -> dict:
     """A component version as stored: the common asset fields and the checked spec (name and version filled)."""
     name(url_name)
@@ -124,7 +136,10 @@ def version_body(body: object, url_name: str, url_version: str) -> dict:
     _name_version(spec, url_name, url_version, common["isAnonymous"])
     spec["inputs"] = component_io.inputs(spec.get("inputs"), f"{SPEC}.inputs")
     spec["outputs"] = component_io.outputs(spec.get("outputs"), f"{SPEC}.outputs")
-    if kind_of(spec) == PARALLEL:  # its code and environment are its task's
+    kind = kind_of(spec)
+    if kind == PIPELINE:  # no code or environment of its own: its steps name the components that run
+        pipeline_steps(spec)
+    elif kind == PARALLEL:  # its code and environment are its task's
         parallel_steps.check(spec, SPEC, spec["inputs"], spec["outputs"], whole=True)
         _environment(spec["task"].get("environment"), f"{SPEC}.task.environment")
     else:
@@ -197,7 +212,7 @@ class ComponentSpec:
     version: str
     command: str
     code_id: str | None  # an ARM id (or azureml://registries/... id) of a code version
-    environment_id: str  # as a command job's environmentId takes it
+    environment_id: str | None  # as a command job's environmentId takes it; None: a pipeline component's
     inputs: dict[str, dict]
     outputs: dict[str, dict]
     resources: dict
@@ -205,6 +220,7 @@ class ComponentSpec:
     environment_variables: dict[str, str]
     is_deterministic: bool
     parallel: dict | None = None  # a parallel component's fields (parallel_steps.FIELDS); None: a command one
+    kind: str = COMMAND
 
 
 def _arm(value: str | None) -> str | None:
@@ -225,4 +241,5 @@ def spec_of(body: dict) -> ComponentSpec:
                          resources=spec.get("resources") or {}, distribution=spec.get("distribution"),
                          environment_variables=spec.get("environment_variables") or {},
                          is_deterministic=spec.get("is_deterministic", True),
-                         parallel=parallel_steps.fields(spec) if is_parallel else None)
+                         parallel=parallel_steps.fields(spec) if is_parallel else None,
+                         kind=spec.get("type", COMMAND).lower())

@@ -73,8 +73,8 @@ def _ports(value: object, target: str) -> dict[str, dict]:
     return {key: entry for key, entry in ports.items() if entry is not None}
 
 
-def _step(name: str, value: object) -> StepSpec:
-    target = f"{J}.{name}"
+def _step(name: str, value: object, where: str = J) -> StepSpec:
+    target = f"{where}.{name}"
     if not placeholders.valid_name(name):
         raise ValidationFailed(f"Invalid step name '{name}': letters, digits and '_', not starting with a digit.",
                                target=target)
@@ -103,6 +103,11 @@ def _step(name: str, value: object) -> StepSpec:
         parallel=parallel_steps.fields(step) if kind == "parallel" else None)
 
 
+def steps_of(steps: dict, where: str = J) -> dict[str, StepSpec]:
+    """A pipeline's steps (`properties.jobs`), or a pipeline component's (`where`: its spec's `jobs`), checked."""
+    return {name: _step(name, value, where) for name, value in steps.items()}
+
+
 def parse(body: object) -> tuple[dict, PipelineSpec]:
     """The properties to store (as given, normalised) and the spec to run."""
     body = payload.obj(body, "body", required=True)
@@ -120,7 +125,7 @@ def parse(body: object) -> tuple[dict, PipelineSpec]:
         default_compute=payload.string(settings.get("default_compute"), f"{SETTINGS}.default_compute") or None,
         default_datastore=payload.string(settings.get("default_datastore"), f"{SETTINGS}.default_datastore") or None,
         continue_on_step_failure=_flag(settings, "continue_on_step_failure"), force_rerun=_flag(settings, "force_rerun"),
-        steps={name: _step(name, value) for name, value in steps.items()})
+        steps=steps_of(steps))
     for key in ("displayName", "experimentName", "description"):
         payload.string(props.get(key), f"{P}.{key}")
     props.update(inputs=spec.inputs, outputs=spec.outputs,

@@ -16,7 +16,7 @@ import json
 import uuid
 from collections.abc import Mapping
 
-from emulator.domain.assets.components import ComponentSpec
+from emulator.domain.assets.components import PIPELINE, ComponentSpec
 from emulator.domain.jobs import artifacts, command_job, parallel, parallel_steps, pipeline_graph
 from emulator.domain.jobs.pipeline import J, PipelineSpec, StepSpec, is_serverless
 from emulator.domain.storage import datastores
@@ -43,7 +43,8 @@ def _camel(entry: Mapping) -> dict:
     return {_KEYS.get(key, key): value for key, value in entry.items() if value is not None}
 
 
-def _mode(value: object) -> object:
+def job_mode(value: object) -> object:
+    """A port's mode as a job takes it (ReadOnlyMount, Upload, ...) from the YAML spelling (ro_mount, upload)."""
     return _MODES.get(value, value) if isinstance(value, str) else value
 
 
@@ -54,11 +55,12 @@ def _port_text(entry: Mapping) -> str:
     return value if isinstance(value, str) else ""
 
 
-def graph_steps(spec: PipelineSpec, components: Mapping[str, ComponentSpec]) -> dict[str, pipeline_graph.Step]:
+def graph_steps(steps: Mapping[str, StepSpec],
+                components: Mapping[str, ComponentSpec]) -> dict[str, pipeline_graph.Step]:
     return {name: pipeline_graph.Step(inputs={k: _port_text(v) for k, v in step.inputs.items()},
                                       outputs={k: _port_text(v) for k, v in step.outputs.items()},
                                       declared_outputs=frozenset(components[name].outputs))
-            for name, step in spec.steps.items()}
+            for name, step in steps.items()}
 
 
 def _literal(value: object) -> dict:
@@ -92,7 +94,7 @@ def _given(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, childr
     given = step.inputs.get(name)
     if given is None or (given.get("value") is None and given.get("uri") is None):
         return None
-    mode = _mode(given.get("mode"))
+    mode = job_mode(given.get("mode"))
     binding = _whole_binding(given.get("value"), target)
     if binding is not None and binding.kind == "inputs":  # the pipeline's input
         own = spec.inputs[binding.name]
@@ -102,7 +104,7 @@ def _given(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, childr
     if binding is not None:  # an earlier step's output
         kind = declared["type"] if declared.get("type") in ASSET_TYPES else "uri_folder"
         return _camel({"jobInputType": kind, "uri": f"azureml://jobs/{children[binding.name]}/outputs/{binding.port}",
-                       "mode": mode or _mode(declared.get("mode"))})
+                       "mode": mode or job_mode(declared.get("mode"))})
     if given.get("job_input_type", "literal") == "literal":
         value = given["value"]
         return _literal(_substituted(value, spec.inputs, target) if isinstance(value, str) else value)
@@ -126,7 +128,7 @@ def _input(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, childr
 def _output(spec: PipelineSpec, step: StepSpec, name: str, declared: dict, child: str, parent: str) -> dict:
     given = step.outputs.get(name) or {}
     kind = declared["type"]
-    entry = {"jobOutputType": kind, "mode": _mode(given.get("mode") or declared.get("mode"))}
+    entry = {"jobOutputType": kind, "mode": job_mode(given.get("mode") or declared.get("mode"))}
     value = given.get("value")
     if isinstance(value, str) and "${{" in value:  # the pipeline's output: the step writes where that one lives
         bound = pipeline_graph.bindings(value, f"{J}.{step.name}.outputs.{name}")[0]
@@ -155,6 +157,10 @@ def child_body(spec: PipelineSpec, props: Mapping, step_name: str, component: Co
                children: Mapping[str, str], parent: str) -> dict:
     """The command job PUT body of a step's child; `children`: every step's child name; `parent`: the pipeline's."""
     step, child = spec.steps[step_name], children[step_name]
+    if component.kind == PIPELINE:
+        raise ValidationFailed(f"{J}.{step_name}.componentId names pipeline component '{component.name}': amlemu "
+                               "runs pipeline components behind batch endpoints, not as a step of another pipeline "
+                               "yet; use its steps in this pipeline.", target=f"{J}.{step_name}.componentId")
     if (component.parallel is not None) != (step.kind == "parallel"):
         raise ValidationFailed(f"{J}.{step_name}.type is '{step.kind}' but its component is a "
                                f"{'parallel' if component.parallel is not None else 'command'} component.",

@@ -41,8 +41,9 @@ class Output:
 
 @dataclass(frozen=True)
 class Invocation:
-    inputs: dict[str, dict]  # name -> a command job's input entry {jobInputType, uri, mode}
-    output: Output | None  # None: Azure's default place, azureml/<step's job>/score/
+    inputs: dict[str, dict]  # name -> a job input entry: {jobInputType, uri, mode} or {jobInputType: literal, value}
+    outputs: dict[str, dict]  # name -> {jobOutputType: uri_file | uri_folder, uri}, as outputData names them
+    dataset: Output | None = None  # outputDataset, the SDK's older way to say where a model deployment's file goes
     overrides: dict = field(default_factory=dict)  # camelCase deployment fields this job runs with instead
     instance_count: int | None = None
     experiment: str | None = None
@@ -52,9 +53,14 @@ def _input(name: str, value: object) -> dict:
     target = f"{INPUTS}.{name}"
     entry = _keyed(payload.obj(value, target, required=True))
     kind = entry.get("jobinputtype")
+    if isinstance(kind, str) and kind.lower() == "literal":  # a pipeline component's string, number or boolean
+        if entry.get("value") is None:
+            raise ValidationFailed(f"{target}.value is missing: a literal input needs a value.", target=f"{target}.value")
+        text = str(entry["value"]).lower() if isinstance(entry["value"], bool) else str(entry["value"])
+        return {"jobInputType": "literal", "value": text}
     data_type = _DATA_TYPES.get(kind.lower()) if isinstance(kind, str) else None
     if data_type is None:
-        raise ValidationFailed(f"{target}.jobInputType must be UriFolder, UriFile or MLTable, got {kind!r}.",
+        raise ValidationFailed(f"{target}.jobInputType must be UriFolder, UriFile, MLTable or Literal, got {kind!r}.",
                                target=f"{target}.jobInputType")
     uri = entry.get("uri")
     if not isinstance(uri, str) or not uri.strip():
@@ -63,31 +69,39 @@ def _input(name: str, value: object) -> dict:
     return {"jobInputType": data_type, "uri": uri.strip(), "mode": "ReadOnlyMount"}
 
 
-def _output(props: dict) -> Output | None:
-    outputs = payload.obj(props.get("outputdata"), OUTPUTS)
-    if len(outputs) > 1:
-        raise ValidationFailed(f"{OUTPUTS} names {len(outputs)} outputs; a model deployment writes one (score).",
-                               target=OUTPUTS)
-    for name, value in outputs.items():
-        target = f"{OUTPUTS}.{name}"
-        entry = _keyed(payload.obj(value, target, required=True))
-        kind = entry.get("joboutputtype")
-        data_type = _DATA_TYPES.get(kind.lower()) if isinstance(kind, str) else None
-        if data_type not in ("uri_file", "uri_folder"):
-            raise ValidationFailed(f"{target}.jobOutputType must be UriFile or UriFolder, got {kind!r}.",
-                                   target=f"{target}.jobOutputType")
-        uri = payload.required_string(entry.get("uri"), f"{target}.uri").strip()
-        if data_type == "uri_file":
-            folder, name_ = posixpath.split(uri)
-            return Output(folder + "/", batch_deployments.file_name(name_, f"{target}.uri"))
-        return Output(uri.rstrip("/") + "/", None)
+def _output(name: str, value: object) -> dict:
+    target = f"{OUTPUTS}.{name}"
+    entry = _keyed(payload.obj(value, target, required=True))
+    kind = entry.get("joboutputtype")
+    data_type = _DATA_TYPES.get(kind.lower()) if isinstance(kind, str) else None
+    if data_type not in ("uri_file", "uri_folder"):
+        raise ValidationFailed(f"{target}.jobOutputType must be UriFile or UriFolder, got {kind!r}.",
+                               target=f"{target}.jobOutputType")
+    return {"jobOutputType": data_type, "uri": payload.required_string(entry.get("uri"), f"{target}.uri").strip()}
+
+
+def _dataset(props: dict) -> Output | None:
     dataset = _keyed(payload.obj(props.get("outputdataset"), f"{P}.outputDataset"))
-    if dataset.get("path"):
-        store = datastores.BLOB_STORE
-        if isinstance(dataset.get("datastoreid"), str):
-            store = dataset["datastoreid"].rstrip("/").rsplit("/", 1)[-1]
-        return Output(f"azureml://datastores/{store}/paths/{dataset['path'].strip('/')}/", None)
-    return None
+    if not dataset.get("path"):
+        return None
+    store = datastores.BLOB_STORE
+    if isinstance(dataset.get("datastoreid"), str):
+        store = dataset["datastoreid"].rstrip("/").rsplit("/", 1)[-1]
+    return Output(f"azureml://datastores/{store}/paths/{dataset['path'].strip('/')}/", None)
+
+
+def model_output(invocation: Invocation) -> Output | None:
+    """Where a model deployment's output file goes: the one output named (a file, or a folder for the deployment's
+    outputFileName), else outputDataset, else None (Azure's default place)."""
+    if len(invocation.outputs) > 1:
+        raise ValidationFailed(f"{OUTPUTS} names {len(invocation.outputs)} outputs; a model deployment writes one "
+                               "(score).", target=OUTPUTS)
+    for name, entry in invocation.outputs.items():
+        if entry["jobOutputType"] == "uri_file":
+            folder, file_name = posixpath.split(entry["uri"])
+            return Output(folder + "/", batch_deployments.file_name(file_name, f"{OUTPUTS}.{name}.uri"))
+        return Output(entry["uri"].rstrip("/") + "/", None)
+    return invocation.dataset
 
 
 def parsed(body: object) -> Invocation:
@@ -105,8 +119,10 @@ def parsed(body: object) -> Invocation:
     overrides = {k: v for k, v in batch_deployments.parallel_fields(given).items() if k in given}
     compute = _keyed(payload.obj(props.get("compute"), f"{P}.compute"))
     count = payload.count(compute.get("instancecount"), f"{P}.compute.instanceCount")
-    return Invocation(inputs={name: _input(name, value) for name, value in inputs.items()}, output=_output(props),
-                      overrides=overrides, instance_count=count,
+    outputs = payload.obj(props.get("outputdata"), OUTPUTS)
+    return Invocation(inputs={name: _input(name, value) for name, value in inputs.items()},
+                      outputs={name: _output(name, value) for name, value in outputs.items()},
+                      dataset=_dataset(props), overrides=overrides, instance_count=count,
                       experiment=payload.string(extra.get("experimentname"), f"{P}.properties.experimentName"))
 
 
@@ -114,10 +130,10 @@ def job_name(guid: str) -> str:
     return f"batchjob-{guid}"
 
 
-def output_folder(invocation: Invocation, step_job: str) -> str:
+def output_folder(output: Output | None, step_job: str) -> str:
     """Where the step writes its output file: where the caller asked, else Azure's default."""
-    if invocation.output is not None:
-        return invocation.output.folder
+    if output is not None:
+        return output.folder
     return f"azureml://datastores/{datastores.BLOB_STORE}/paths/azureml/{step_job}/{SCORE}/"
 
 

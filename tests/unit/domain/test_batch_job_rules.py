@@ -17,7 +17,7 @@ def sdk_body(**props) -> dict:
 def test_the_sdks_body_reads_as_one_folder_input():
     invocation = batch_jobs.parsed(sdk_body())
     assert invocation.inputs == {"UriFolder": {"jobInputType": "uri_folder", "uri": FOLDER, "mode": "ReadOnlyMount"}}
-    assert invocation.output is None and invocation.overrides == {} and invocation.instance_count is None
+    assert batch_jobs.model_output(invocation) is None and invocation.overrides == {} and invocation.instance_count is None
 
 
 def test_azures_rest_spelling_reads_the_same():
@@ -26,17 +26,17 @@ def test_azures_rest_spelling_reads_the_same():
                                                     "Uri": "azureml://datastores/workspaceblobstore/paths/o/p.csv"}}}}
     invocation = batch_jobs.parsed(body)
     assert invocation.inputs["heart"]["jobInputType"] == "uri_file"
-    assert invocation.output == batch_jobs.Output("azureml://datastores/workspaceblobstore/paths/o/", "p.csv")
+    assert batch_jobs.model_output(invocation) == batch_jobs.Output("azureml://datastores/workspaceblobstore/paths/o/", "p.csv")
 
 
 def test_an_output_folder_keeps_the_deployments_file_name():
     body = sdk_body(outputData={"score": {"jobOutputType": "UriFolder", "uri": "azureml://datastores/x/paths/o"}})
-    assert batch_jobs.parsed(body).output == batch_jobs.Output("azureml://datastores/x/paths/o/", None)
+    assert batch_jobs.model_output(batch_jobs.parsed(body)) == batch_jobs.Output("azureml://datastores/x/paths/o/", None)
 
 
 def test_the_sdks_older_output_dataset_names_a_folder():
     body = sdk_body(outputDataset={"datastoreId": "/subscriptions/s/.../datastores/workspaceblobstore", "path": "o/"})
-    assert batch_jobs.parsed(body).output.folder == "azureml://datastores/workspaceblobstore/paths/o/"
+    assert batch_jobs.model_output(batch_jobs.parsed(body)).folder == "azureml://datastores/workspaceblobstore/paths/o/"
 
 
 def test_overrides_instance_count_and_experiment():
@@ -53,16 +53,12 @@ def test_overrides_instance_count_and_experiment():
     ({"properties": {"inputData": {}}}, "properties.inputData"),
     ({"properties": {"inputData": {"x": {"jobInputType": "UriFolder", "uri": "  "}}}}, "properties.inputData.x.uri"),
     ({"properties": {"inputData": {"x": {"jobInputType": "UriFolder"}}}}, "properties.inputData.x.uri"),
-    ({"properties": {"inputData": {"x": {"jobInputType": "Literal", "value": "1"}}}},
+    ({"properties": {"inputData": {"x": {"jobInputType": "Literal"}}}}, "properties.inputData.x.value"),
+    ({"properties": {"inputData": {"x": {"jobInputType": "Dataset", "uri": "a"}}}},
      "properties.inputData.x.jobInputType"),
     (sdk_body(miniBatchSize="lots"), "properties.miniBatchSize"),
-    (sdk_body(outputData={"a": {"jobOutputType": "UriFile", "uri": "azureml://datastores/x/paths/a.csv"},
-                          "b": {"jobOutputType": "UriFile", "uri": "azureml://datastores/x/paths/b.csv"}}),
-     "properties.outputData"),
     (sdk_body(outputData={"score": {"jobOutputType": "MLTable", "uri": "azureml://datastores/x/paths/t"}}),
      "properties.outputData.score.jobOutputType"),
-    (sdk_body(outputData={"score": {"jobOutputType": "UriFile", "uri": "azureml://datastores/x/paths/"}}),
-     "properties.outputData.score.uri"),
     (sdk_body(compute={"instanceCount": 0}), "properties.compute.instanceCount"),
     (sdk_body(dataset="v1"), "properties.dataset"),
 ])
@@ -72,11 +68,30 @@ def test_bad_invocations_name_the_field(body, target):
     assert caught.value.target == target
 
 
+@pytest.mark.parametrize(("outputs", "target"), [
+    ({"a": {"jobOutputType": "UriFile", "uri": "azureml://datastores/x/paths/a.csv"},
+      "b": {"jobOutputType": "UriFile", "uri": "azureml://datastores/x/paths/b.csv"}}, "properties.outputData"),
+    ({"score": {"jobOutputType": "UriFile", "uri": "azureml://datastores/x/paths/"}}, "properties.outputData.score.uri"),
+])
+def test_a_model_deployment_writes_one_output_file(outputs, target):
+    invocation = batch_jobs.parsed(sdk_body(outputData=outputs))  # a pipeline component's job may have several
+    with pytest.raises(ValidationFailed) as caught:
+        batch_jobs.model_output(invocation)
+    assert caught.value.target == target
+
+
+def test_a_literal_input_reads_as_a_pipelines_literal():
+    body = sdk_body(inputData={"mode": {"jobInputType": "Literal", "value": True}, "n": {"jobInputType": "literal",
+                                                                                          "value": 3}})
+    assert batch_jobs.parsed(body).inputs == {"mode": {"jobInputType": "literal", "value": "true"},
+                                              "n": {"jobInputType": "literal", "value": "3"}}
+
+
 def test_the_output_goes_where_asked_else_to_azures_default():
-    assert batch_jobs.output_folder(batch_jobs.parsed(sdk_body()), "child") == \
+    assert batch_jobs.output_folder(batch_jobs.model_output(batch_jobs.parsed(sdk_body())), "child") == \
         "azureml://datastores/workspaceblobstore/paths/azureml/child/score/"
     asked = sdk_body(outputData={"score": {"jobOutputType": "UriFolder", "uri": "azureml://datastores/x/paths/o"}})
-    assert batch_jobs.output_folder(batch_jobs.parsed(asked), "child") == "azureml://datastores/x/paths/o/"
+    assert batch_jobs.output_folder(batch_jobs.model_output(batch_jobs.parsed(asked)), "child") == "azureml://datastores/x/paths/o/"
 
 
 def test_the_job_is_a_pipeline_job_tagged_as_azure_tags_batch_jobs():

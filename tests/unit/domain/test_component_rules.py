@@ -106,7 +106,9 @@ def test_outputs_of_data_models_and_values():
 
 
 @pytest.mark.parametrize(("fields", "target"), [
-    ({"type": "pipeline"}, "type"),
+    ({"type": "spark"}, "type"),
+    ({"type": "pipeline", "jobs": {}}, "jobs"),
+    ({"type": "pipeline", "jobs": {"a": {"type": "sweep", "componentId": "azureml:c:1"}}}, "jobs.a.type"),
     ({"type": None}, "type"),
     ({"command": ""}, "command"),
     ({"command": "echo ${{inputs.missing}}"}, "command"),
