@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -11,6 +12,7 @@ from emulator.store.tables import (
     BatchDeployment,
     BatchEndpoint,
     Compute,
+    Event,
     Job,
     Node,
     OnlineDeployment,
@@ -229,3 +231,38 @@ class Repository:
     def enabled_schedules(self) -> list[Schedule]:
         return list(self.session.scalars(select(Schedule).where(Schedule.enabled.is_(True))
                                          .order_by(Schedule.created_at)))
+
+    # the event timeline
+    def events_after(self, workspace_key: str | None, after_id: int, limit: int, kinds: tuple[str, ...] = (),
+                     subject_prefix: str | None = None) -> list[Event]:
+        """Events with ids above `after_id`, oldest first: one workspace's (None: all), of `kinds` (empty: all)."""
+        query = select(Event).where(Event.id > after_id)
+        if workspace_key is not None:
+            query = query.where(Event.workspace_key == workspace_key.lower())
+        if kinds:
+            query = query.where(Event.kind.in_(kinds))
+        if subject_prefix is not None:
+            query = query.where(Event.subject.startswith(subject_prefix.lower()))
+        return list(self.session.scalars(query.order_by(Event.id).limit(limit)))
+
+    def event_counts(self, kind: str) -> list[tuple[str, str, int]]:
+        """(workspace key, subject, how many) of the retained events of one kind."""
+        query = select(Event.workspace_key, Event.subject, func.count()).where(Event.kind == kind)
+        return [tuple(row) for row in self.session.execute(query.group_by(Event.workspace_key, Event.subject))]
+
+    def job_counts(self) -> list[tuple[str, str, str, int, datetime | None]]:
+        """(workspace key, compute key, status, how many, the earliest queued_at) of the jobs that run themselves."""
+        query = (select(Job.workspace_key, Job.compute_key, Job.status, func.count(), func.min(Job.queued_at))
+                 .where(Job.driver.is_(None)).group_by(Job.workspace_key, Job.compute_key, Job.status))
+        return [tuple(row) for row in self.session.execute(query)]
+
+    def ended_jobs(self) -> list[Job]:
+        return list(self.session.scalars(select(Job).where(Job.ended_at.isnot(None), Job.started_at.isnot(None),
+                                                           Job.driver.is_(None))))
+
+    def prune_events(self, keep: int) -> int:
+        """Drop all but the newest `keep` events; how many went."""
+        newest = self.session.scalar(select(func.max(Event.id)))
+        if newest is None or newest <= keep:
+            return 0
+        return self.session.execute(delete(Event).where(Event.id <= newest - keep)).rowcount

@@ -1,0 +1,48 @@
+"""The timeline's housekeeping, every `meter_interval_seconds`: old events beyond `events_keep` go, budgets crossed
+since the last look get their `budget.exceeded` event, and the token Prometheus scrapes /metrics with is kept fresh
+(a file of its own folder of the data folder, which alone the compose profile's Prometheus mounts, read-only)."""
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from emulator import tokens
+from emulator.services import cost
+from emulator.settings import Settings
+from emulator.store.db import Store
+
+log = logging.getLogger("amlemu.controller")
+TOKEN_FILE = "metrics/token"
+TOKEN_RENEW_SECONDS = 3600.0  # tokens live 24 h: renewed well before
+
+
+class Meter:
+    def __init__(self, settings: Settings, store: Store, clock: Callable[[], datetime], secret: bytes):
+        self.settings, self.store, self.clock, self.secret = settings, store, clock, secret
+        self.last: datetime | None = None
+        self.token_at: datetime | None = None
+
+    def tick(self) -> None:
+        now = self.clock()
+        if self.last is not None and (now - self.last).total_seconds() < self.settings.meter_interval_seconds:
+            return
+        self.last = now
+        with self.store.transaction() as repo:
+            pruned = repo.prune_events(self.settings.events_keep)
+            for name in cost.check_budgets(repo, now):
+                log.warning("workspace %s is over its budget", name)
+        if pruned:
+            log.info("pruned %d old events (keeping %d)", pruned, self.settings.events_keep)
+        if self.token_at is None or (now - self.token_at).total_seconds() >= TOKEN_RENEW_SECONDS:
+            self._write_token(now)
+
+    def _write_token(self, now: datetime) -> None:
+        audience = tokens.management_audiences(self.settings.own_urls)[0]
+        token, _ = tokens.issue(self.secret, audience, now.timestamp())
+        path = self.settings.data_dir / TOKEN_FILE
+        path.parent.mkdir(exist_ok=True)
+        temporary = path.with_suffix(".new")
+        temporary.touch(mode=0o600)
+        temporary.write_text(token)
+        temporary.replace(path)  # whole or not at all: Prometheus rereads it at each scrape
+        self.token_at = now
