@@ -24,9 +24,10 @@ def events(ctx: Ctx, after: Annotated[int, Query(ge=0)] = 0, limit: Annotated[in
 
 @router.get("/_emulator/events/stream")
 async def stream(ctx: Ctx, request: Request, after: Annotated[int | None, Query(ge=0)] = None,
-                 workspace: str | None = None,
+                 workspace: str | None = None, follow: bool = True,
                  last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
-    """Every event after `after` (or the Last-Event-ID a reconnecting client sends), then each new one as it comes."""
+    """Every event after `after` (or the Last-Event-ID a reconnecting client sends), then each new one as it comes
+    (`follow=false`: the stream ends once it has caught up)."""
     start = int(last_event_id) if last_event_id and last_event_id.isdigit() else (after or 0)
     await run_in_threadpool(ctx.services.timeline.events, workspace, start, 1)  # an unknown workspace: 404 now
 
@@ -37,6 +38,8 @@ async def stream(ctx: Ctx, request: Request, after: Annotated[int | None, Query(
             for row in rows:
                 yield shape.sse(row)
             last = rows[-1].id if rows else last
+            if not rows and not follow:
+                return
             idle = 0.0 if rows else idle + STREAM_POLL_SECONDS
             if idle >= KEEPALIVE_SECONDS:
                 idle = 0.0
