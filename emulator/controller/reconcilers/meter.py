@@ -1,6 +1,7 @@
 """The timeline's housekeeping, every `meter_interval_seconds`: old events beyond `events_keep` go, budgets crossed
 since the last look get their `budget.exceeded` event, and the token Prometheus scrapes /metrics with is kept fresh
-(a file of its own folder of the data folder, which alone the compose profile's Prometheus mounts, read-only)."""
+with a copy of the api's CA certificate beside it: their own folder of the data folder, which alone the compose
+profile's Prometheus mounts, read-only. The folder is made as the controller starts, before anything mounts it."""
 
 import logging
 from collections.abc import Callable
@@ -12,7 +13,9 @@ from emulator.settings import Settings
 from emulator.store.db import Store
 
 log = logging.getLogger("amlemu.controller")
-TOKEN_FILE = "metrics/token"
+FOLDER = "metrics"
+TOKEN_FILE = f"{FOLDER}/token"
+CA_FILE = f"{FOLDER}/ca.pem"
 TOKEN_RENEW_SECONDS = 3600.0  # tokens live 24 h: renewed well before
 
 
@@ -21,6 +24,7 @@ class Meter:
         self.settings, self.store, self.clock, self.secret = settings, store, clock, secret
         self.last: datetime | None = None
         self.token_at: datetime | None = None
+        (settings.data_dir / FOLDER).mkdir(exist_ok=True)
 
     def tick(self) -> None:
         now = self.clock()
@@ -35,14 +39,21 @@ class Meter:
             log.info("pruned %d old events (keeping %d)", pruned, self.settings.events_keep)
         if self.token_at is None or (now - self.token_at).total_seconds() >= TOKEN_RENEW_SECONDS:
             self._write_token(now)
+        ca, copy = self.settings.ca_dir / "ca.crt", self.settings.data_dir / CA_FILE
+        if ca.is_file() and not copy.is_file():  # the api makes the CA as it first starts
+            _replace(copy, ca.read_text(), 0o644)
 
     def _write_token(self, now: datetime) -> None:
         audience = tokens.management_audiences(self.settings.own_urls)[0]
         token, _ = tokens.issue(self.secret, audience, now.timestamp())
-        path = self.settings.data_dir / TOKEN_FILE
-        path.parent.mkdir(exist_ok=True)
-        temporary = path.with_suffix(".new")
-        temporary.touch(mode=0o600)
-        temporary.write_text(token)
-        temporary.replace(path)  # whole or not at all: Prometheus rereads it at each scrape
+        _replace(self.settings.data_dir / TOKEN_FILE, token, 0o600)
         self.token_at = now
+
+
+def _replace(path, text: str, mode: int) -> None:
+    """Whole or not at all: Prometheus rereads the token at each scrape."""
+    temporary = path.with_name(f".{path.name}.new")
+    temporary.unlink(missing_ok=True)
+    temporary.touch(mode=mode)
+    temporary.write_text(text)
+    temporary.replace(path)
