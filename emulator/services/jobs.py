@@ -131,10 +131,16 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
               body=props, status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now,
               status_changed_at=now, history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(),
                                                "attempt": 0}])
-    repo.add(job)
-    events.record(repo, ref.key, kinds.JOB_STATUS, job.key, now, status=job.status, attempt=0, compute=compute.key)
+    submitted(repo, job, now)
     experiment(repo, ref.key, props.get("experimentName") or command_job.DEFAULT_EXPERIMENT)
     return job, True
+
+
+def submitted(repo: Repository, job: Job, now: datetime) -> None:
+    """A new job is stored, NotStarted: its first event on the timeline."""
+    repo.add(job)
+    events.record(repo, job.workspace_key, kinds.JOB_STATUS, job.key, now, status=job.status, attempt=0,
+                  compute=job.compute_key)
 
 
 def experiment(repo: Repository, workspace_key: str, name: str) -> None:
