@@ -1,18 +1,21 @@
 """The cost meter: what the same VMs would cost in Azure, per hour and per second, from Azure's retail prices.
 
-Dedicated figures are Linux pay-as-you-go USD per hour in East US, from Azure's published prices (the Retail
-Prices API, prices.azure.com, and the pricing pages), as quoted by public price tables read on 2026-11-27 (the
-API itself cannot be reached from the machines this was built on): Dsv3/Dv3 $0.096 per 2 vCPUs, DSv2 $0.0732 per
-vCPU (DS3_v2 $0.293), DSv2 high-memory $0.0926 per vCPU (DS12_v2 $0.371), Ev3 $0.063 per vCPU (E4s_v3 $0.252),
-Fsv2 $0.0423 per vCPU (F4s_v2 $0.169), NC $0.90 per K80 (NC6), NCv3 $3.06 per V100 (NC6s_v3), NCasT4_v3 NC4as
-$0.526, ND $2.07 per P40, NDv2 ND40rs $22.03, NV $1.14 per M60 (NV6), NVv3 $1.14 per 12 vCPUs.
+Dedicated figures are Linux pay-as-you-go USD per hour in East US. Azure's Retail Prices API (prices.azure.com)
+cannot be reached from the machines this was built on; these were read on 2026-11-27 from public price tables
+that quote it (found with the search tool: several independent cost calculators agree): DS3_v2 $0.293, DS4_v2
+$0.585, DS5_v2 $1.17; D2s_v3 $0.096, D16s_v3 $0.768, D32s_v3 $1.536, D64s_v3 $3.072; E4s_v3 $0.252; F4s_v2 $0.169;
+NC6 $0.90, NC12 $1.80, NC24 $3.60; NC6s_v3 $3.06; ND40rs_v2 $22.03; NV6 $1.14, NV12 $2.28. Not checked against
+the API (the author's recollection of Azure's price list): DS1_v2 $0.073, DS2_v2 $0.146, the DSv2 high-memory
+sizes (DS12_v2 $0.371), NCasT4_v3 (NC4as $0.526), ND $2.07 per P40, NVv3 $1.14 per 12 vCPUs. Re-read them from
+the API where it can be reached (`armSkuName eq '<size>' and armRegionName eq 'eastus' and priceType eq
+'Consumption'`).
 
 Documented fallbacks, for what no figure was found for: a size is priced at its series' rate per vCPU (Azure
-prices a series linearly in vCPUs); D v1 is priced as Dv2 (same shape), Ddsv4 and Eav4 at Dsv3 and Ev3's rate
-times 1.18 and 1.0 (their published premium over the v3 sizes), H at Fsv2's rate times 2.5. Low priority is 20 % of
-dedicated ("up to 80 %" off, Azure ML's pricing page; spot prices move hourly, the meter keeps one figure). Other
-regions scale East US by one factor each (West Europe's D2s_v3 is $0.115 against $0.096). The emulator's own
-region, `local`, prices as East US.
+prices a series linearly in vCPUs: D2s_v3 to D64s_v3 above); D v1 is priced as the Dv2 size of its shape, Ddsv4
+at Dsv3's rate times 1.18, Eav4 at Ev3's, H at Fsv2's times 2.5. Low priority is 20 % of dedicated ("up to 80 %"
+off, Azure ML's pricing page; spot prices move hourly, the meter keeps one figure). Other regions scale East US by
+one factor each (West Europe's D2s_v3 at $0.115 against $0.096, recalled, not checked). The emulator's own region,
+`local`, prices as East US.
 """
 
 from collections.abc import Iterable
