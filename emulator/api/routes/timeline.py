@@ -22,7 +22,8 @@ def events(ctx: Ctx, after: Annotated[int, Query(ge=0)] = 0, limit: Annotated[in
     return shape.events(ctx.services.timeline.events(workspace, after, limit))
 
 
-@router.get("/_emulator/events/stream")
+# Not in the OpenAPI schema: a stream that follows never ends, which a schema-driven client (the fuzzer) would wait on.
+@router.get("/_emulator/events/stream", include_in_schema=False)
 async def stream(ctx: Ctx, request: Request, after: Annotated[int | None, Query(ge=0)] = None,
                  workspace: str | None = None, follow: bool = True,
                  last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
