@@ -260,9 +260,15 @@ class Repository:
         return list(self.session.scalars(select(Job).where(Job.ended_at.isnot(None), Job.started_at.isnot(None),
                                                            Job.driver.is_(None))))
 
+    def _prune_below(self, keep: int) -> int | None:
+        """The id at and below which events go to keep the newest `keep`; None when none goes."""
+        newest, oldest = self.session.execute(select(func.max(Event.id), func.min(Event.id))).one()
+        return newest - keep if newest is not None and oldest <= newest - keep else None
+
+    def events_to_prune(self, keep: int) -> bool:
+        return self._prune_below(keep) is not None
+
     def prune_events(self, keep: int) -> int:
         """Drop all but the newest `keep` events; how many went."""
-        newest = self.session.scalar(select(func.max(Event.id)))
-        if newest is None or newest <= keep:
-            return 0
-        return self.session.execute(delete(Event).where(Event.id <= newest - keep)).rowcount
+        below = self._prune_below(keep)
+        return 0 if below is None else self.session.execute(delete(Event).where(Event.id <= below)).rowcount

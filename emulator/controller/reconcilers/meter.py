@@ -24,24 +24,31 @@ class Meter:
         self.settings, self.store, self.clock, self.secret = settings, store, clock, secret
         self.last: datetime | None = None
         self.token_at: datetime | None = None
-        (settings.data_dir / FOLDER).mkdir(exist_ok=True)
+        (settings.data_dir / FOLDER).mkdir(parents=True, exist_ok=True)
 
     def tick(self) -> None:
         now = self.clock()
         if self.last is not None and (now - self.last).total_seconds() < self.settings.meter_interval_seconds:
             return
         self.last = now
+        with self.store.reading() as repo:  # a read first: no write lock every few seconds for nothing
+            due = repo.events_to_prune(self.settings.events_keep) or any(
+                w.budget and not w.budget.get("exceededAt") for w in repo.all_workspaces())
+        if due:
+            self._write(now)
+        if self.token_at is None or (now - self.token_at).total_seconds() >= TOKEN_RENEW_SECONDS:
+            self._write_token(now)
+        ca, copy = self.settings.ca_dir / "ca.crt", self.settings.data_dir / CA_FILE
+        if ca.is_file() and (not copy.is_file() or copy.read_text() != ca.read_text()):  # made by the api's first start
+            _replace(copy, ca.read_text(), 0o644)
+
+    def _write(self, now: datetime) -> None:
         with self.store.transaction() as repo:
             pruned = repo.prune_events(self.settings.events_keep)
             for name in cost.check_budgets(repo, now):
                 log.warning("workspace %s is over its budget", name)
         if pruned:
             log.info("pruned %d old events (keeping %d)", pruned, self.settings.events_keep)
-        if self.token_at is None or (now - self.token_at).total_seconds() >= TOKEN_RENEW_SECONDS:
-            self._write_token(now)
-        ca, copy = self.settings.ca_dir / "ca.crt", self.settings.data_dir / CA_FILE
-        if ca.is_file() and not copy.is_file():  # the api makes the CA as it first starts
-            _replace(copy, ca.read_text(), 0o644)
 
     def _write_token(self, now: datetime) -> None:
         audience = tokens.management_audiences(self.settings.own_urls)[0]
