@@ -52,8 +52,11 @@ def of_deployment(row: OnlineDeployment, before: list[dict], after: list[dict], 
                       ready=counts(after)[1], instanceType=row.body.get("properties", {}).get("instanceType"))
 
 
-def after(repo: Repository, workspace_key: str | None, after_id: int, limit: int = PAGE) -> list[Event]:
-    return repo.events_after(workspace_key, after_id, max(1, min(limit, PAGE)))
+def after(repo: Repository, workspace_key: str | None, after_id: int, limit: int = PAGE,
+          kinds_wanted: tuple[str, ...] = (), subject: str | None = None) -> list[Event]:
+    """A page of events after `after_id`: of `kinds_wanted` (none: all), about `subject` or what is under it (a
+    job's key, or a workspace's for all of it)."""
+    return repo.events_after(workspace_key, after_id, max(1, min(limit, PAGE)), kinds_wanted, subject)
 
 
 def happened(rows: list[Event]) -> list[Happened]:

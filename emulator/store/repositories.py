@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from emulator.store.tables import (
@@ -234,15 +234,17 @@ class Repository:
 
     # the event timeline
     def events_after(self, workspace_key: str | None, after_id: int, limit: int, kinds: tuple[str, ...] = (),
-                     subject_prefix: str | None = None) -> list[Event]:
-        """Events with ids above `after_id`, oldest first: one workspace's (None: all), of `kinds` (empty: all)."""
+                     subject: str | None = None) -> list[Event]:
+        """Events with ids above `after_id`, oldest first: one workspace's (None: all), of `kinds` (empty: all), about
+        `subject` or what is under it (an endpoint's deployments)."""
         query = select(Event).where(Event.id > after_id)
         if workspace_key is not None:
             query = query.where(Event.workspace_key == workspace_key.lower())
         if kinds:
             query = query.where(Event.kind.in_(kinds))
-        if subject_prefix is not None:
-            query = query.where(Event.subject.startswith(subject_prefix.lower()))
+        if subject is not None:
+            subject = subject.lower().rstrip("/")
+            query = query.where(or_(Event.subject == subject, Event.subject.startswith(subject + "/")))
         return list(self.session.scalars(query.order_by(Event.id).limit(limit)))
 
     def event_counts(self, kind: str) -> list[tuple[str, str, int]]:

@@ -88,3 +88,19 @@ def test_metrics_count_nodes_jobs_preemptions_and_cost_at_scrape_time(app, clien
     cost_line = next(line for line in text.splitlines() if line.startswith("amlemu_cost_dollars_total{"))
     assert 'compute="spot"' in cost_line and float(cost_line.rsplit(" ", 1)[1]) > 0
     assert client.get(f"{COMPUTES}/spot", params=API, headers=auth).status_code == 200  # nothing changed
+
+
+def test_events_are_filtered_by_kind_and_by_subject_named_or_by_arm_id(app, client, auth):
+    key = _cluster(client, auth, "spot", "LowPriority")
+    _cluster(client, auth, "spot2", "LowPriority")
+    now = datetime.now(UTC)
+    workspace_key = key.split("/computes/")[0]
+    with app.state.context.store.transaction() as repo:
+        for subject, kind in ((key, "node.added"), (key + "2", "node.added"), (key, "node.up")):
+            events.record(repo, workspace_key, kind, subject, now, node="n")
+    assert [e["kind"] for e in _events(client, auth, workspace="amlemu", subject="spot")["value"]] == \
+        ["node.added", "node.up"]  # not spot2's, whose key starts the same
+    assert [e["subject"] for e in _events(client, auth, kind="node.added", subject=key.upper())["value"]] == [key]
+    assert len(_events(client, auth, kind=["node.added", "node.up"])["value"]) == 3
+    assert_arm_error(client.get("/_emulator/events", params={"subject": "spot"}, headers=auth), 400,
+                     target="subject")

@@ -16,26 +16,33 @@ STREAM_POLL_SECONDS = 0.5  # the controller commits events in its own process: t
 KEEPALIVE_SECONDS = 15.0  # a comment line, so proxies and clients keep an idle stream open
 
 
+Kinds = Annotated[list[str] | None, Query()]
+
+
 @router.get("/_emulator/events")
 def events(ctx: Ctx, after: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=500)] = 500,
-           workspace: str | None = None) -> dict:
-    return shape.events(ctx.services.timeline.events(workspace, after, limit))
+           workspace: str | None = None, kind: Kinds = None, subject: str | None = None) -> dict:
+    """`kind` (repeated): only these kinds; `subject`: about one compute, job or deployment (an ARM id, or a compute's
+    or job's name in `workspace`)."""
+    return shape.events(ctx.services.timeline.events(workspace, after, limit, tuple(kind or ()), subject))
 
 
 # Not in the OpenAPI schema: a stream that follows never ends, which a schema-driven client (the fuzzer) would wait on.
 @router.get("/_emulator/events/stream", include_in_schema=False)
 async def stream(ctx: Ctx, request: Request, after: Annotated[int | None, Query(ge=0)] = None,
-                 workspace: str | None = None, follow: bool = True,
+                 workspace: str | None = None, follow: bool = True, kind: Kinds = None, subject: str | None = None,
                  last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
     """Every event after `after` (or the Last-Event-ID a reconnecting client sends), then each new one as it comes
     (`follow=false`: the stream ends once it has caught up)."""
     start = int(last_event_id) if last_event_id and last_event_id.isdigit() else (after or 0)
-    await run_in_threadpool(ctx.services.timeline.events, workspace, start, 1)  # an unknown workspace: 404 now
+    def read(after: int, limit: int) -> list:
+        return ctx.services.timeline.events(workspace, after, limit, tuple(kind or ()), subject)
+    await run_in_threadpool(read, start, 1)  # an unknown workspace: 404 now
 
     async def frames():
         last, idle = start, 0.0
         while not await request.is_disconnected():
-            rows = await run_in_threadpool(ctx.services.timeline.events, workspace, last, 500)
+            rows = await run_in_threadpool(read, last, 500)
             for row in rows:
                 yield shape.sse(row)
             last = rows[-1].id if rows else last

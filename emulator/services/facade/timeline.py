@@ -23,11 +23,18 @@ class Timeline(Service):
             return repo.all_workspaces()
         return [workspaces.get(repo, self.ref(workspace))]
 
-    def events(self, workspace: str | None, after: int, limit: int) -> list[Event]:
-        """Events after id `after`, oldest first (a page of at most `limit`)."""
+    def events(self, workspace: str | None, after: int, limit: int, kinds: tuple[str, ...] = (),
+               subject: str | None = None) -> list[Event]:
+        """Events after id `after`, oldest first (a page of at most `limit`), of `kinds`, about `subject` (an ARM
+        id, or the name of a compute or job of `workspace`)."""
         with self.store.reading() as repo:
             key = self._workspaces(repo, workspace)[0].key if workspace is not None else None
-            return events.after(repo, key, after, limit)
+            if subject is not None and not subject.startswith("/"):
+                if key is None:
+                    raise ValidationFailed("A subject named without its ARM id needs its workspace.", target="subject")
+                subject = next((k for k in (f"{key}/computes/{subject}", f"{key}/jobs/{subject}")
+                                if repo.compute(k) or repo.job(k)), f"{key}/{subject}")
+            return events.after(repo, key, after, limit, kinds, subject)
 
     def cost(self, workspace: str | None, region: str | None) -> list[cost.Report]:
         with self.store.reading() as repo:
