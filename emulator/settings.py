@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     # Fetch from loopback and private addresses too (a test server of yours); Azure reaches public ones only.
     external_private_hosts: bool = False
 
+    # The event timeline keeps this many events (the oldest go); budgets and pruning are looked at this often.
+    events_keep: int = Field(100_000, ge=1000)
+    meter_interval_seconds: float = Field(5.0, gt=0)
+
     @field_validator("host_data_dir", mode="before")
     @classmethod
     def _unset_when_empty(cls, value):

@@ -24,12 +24,14 @@ from emulator.api.routes import (
     identity,
     jobs,
     locations,
+    metrics,
     online_endpoints,
     registries,
     registry_resources,
     run_artifacts,
     schedules,
     studio,
+    timeline,
     tracking,
     workspaces,
 )
@@ -142,7 +144,7 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
                    registries.router, registry_resources.router, emulator.router, studio.router, tracking.router,
-                   run_artifacts.router, schedules.router, batch_endpoints.router, batch_jobs.router):
+                   run_artifacts.router, schedules.router, batch_endpoints.router, batch_jobs.router, timeline.router, metrics.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

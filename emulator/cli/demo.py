@@ -95,6 +95,14 @@ class Demo:
                     found[name] = None
         return found
 
+    def cost(self) -> dict | None:
+        """The cluster's line of the cost meter (what its nodes would have cost in Azure), before it is deleted."""
+        response = self.rest.get("/_emulator/cost", params={"workspace": self.workspace_path})
+        if response.status_code != 200:
+            return None
+        lines = [c for r in response.json()["value"] for c in r["computes"] if c["name"] == self.cluster]
+        return {**lines[0], "region": response.json()["value"][0]["region"]} if lines else None
+
     def cleanup(self, console: Console) -> None:
         """Cancel what still runs and delete the cluster; on any exit, so that nothing of the demo stays."""
         for name in self.job_names:
@@ -213,7 +221,7 @@ def preemption(nodes: int = typer.Option(2, min=1, max=4, help="The cluster's ma
             console.print(f"[red]the demo did not end within {DEADLINE_SECONDS:.0f} s[/]: stopping it here")
         with console.status("downloading the jobs' outputs/result.json"):
             results = demo.results()
-        console.print(render_summary(demo.timeline.summary(), results))
+        console.print(render_summary(demo.timeline.summary(), results, demo.cost()))
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: cleaning up")
         done, results = False, {}

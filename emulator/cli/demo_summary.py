@@ -7,8 +7,9 @@ from rich.text import Text
 from emulator.cli.demo_timeline import JOB_COLOURS, Summary
 
 
-def render_summary(summary: Summary, results: dict[str, dict | None]) -> RenderableType:
-    """The end: what ran where, how often it was preempted, and whether every job got the same result."""
+def render_summary(summary: Summary, results: dict[str, dict | None], cost: dict | None = None) -> RenderableType:
+    """The end: what ran where, how often it was preempted, whether every job got the same result, and what its
+    nodes would have cost in Azure (`cost`: the cluster's line of the cost meter)."""
     table = Table(title="summary", title_justify="left")
     for column in ("job", "name", "status", "attempts", "nodes"):
         table.add_column(column, no_wrap=True)
@@ -26,8 +27,18 @@ def render_summary(summary: Summary, results: dict[str, dict | None]) -> Rendera
                  + ", ".join(f"{job.label} {job.attempts}" for job in summary.jobs) + ")\n")
     lines.append(f"nodes used: {summary.nodes_used}\n")
     lines.append(f"wall time: {summary.wall_seconds:.1f} s\n")
+    if cost:
+        lines.append(_cost_line(cost))
     lines.append(_results_line(results))
     return Group(table, lines)
+
+
+def _cost_line(cost: dict) -> str:
+    """Low priority against dedicated for the same node-hours (reruns included), at the region's retail prices."""
+    hours, low, dedicated = cost["seconds"] / 3600, cost["lowPriorityDollars"], cost["dedicatedDollars"]
+    saved = f", {100 * (1 - low / dedicated):.0f} % less" if dedicated else ""
+    return (f"cost in Azure ({cost['vmSize']}, {cost['region']} retail prices): {hours:.3f} node-hours, "
+            f"${low:.4f} on low-priority nodes; the same node-hours dedicated: ${dedicated:.4f}{saved}\n")
 
 
 def _span(seconds: tuple[float, ...]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from emulator.cli import data, demo, instance, rest
+from emulator.cli import cost, data, demo, instance, rest
 from emulator.cli.stack import ROOT, Stack, record_images
 from emulator.domain.assets import images
 from emulator.errors import EmulatorError
@@ -22,6 +22,7 @@ console = Console(stderr=True)
 app.add_typer(demo.app, name="demo")
 app.add_typer(instance.app, name="instance")
 app.add_typer(data.app, name="data")
+app.command()(cost.cost)
 
 
 def _builder(status):
@@ -35,8 +36,12 @@ def _builder(status):
     return ImageBuilder(ROOT, progress)
 
 
+MONITORING = typer.Option(False, "--monitoring", help="Prometheus with the amlemu dashboard too (compose profile "
+                          "`monitoring`, http://127.0.0.1:9090/consoles/amlemu.html).")
+
+
 @app.command()
-def build() -> None:
+def build(monitoring: bool = MONITORING) -> None:
     """Build the images the stack needs (a Debian base from packages when none can be pulled)."""
     started = time.monotonic()
     with console.status("[bold]building images[/]") as status:
@@ -50,15 +55,18 @@ def build() -> None:
         builder.build("stand-ins/python", images.PYTHON_STAND_IN)
         builder.build("stand-ins/azureml", images.AZUREML_STAND_IN, base=images.PYTHON_STAND_IN)
         builder.build("instance", images.INSTANCE_IMAGE)  # compute instances: JupyterLab, a terminal, sshd
+        if monitoring:  # only when asked: the default build (and CI) need no Prometheus
+            builder.build("prometheus", os.environ.get("AMLEMU_PROMETHEUS_IMAGE", "amlemu/prometheus:latest"))
     record_images(image)
     console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")
 
 
 @app.command()
-def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the images already built.")) -> None:
+def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the images already built."),
+       monitoring: bool = MONITORING) -> None:
     """Build what is missing, start the stack, and wait until it is healthy."""
     if not skip_build:
-        build()
+        build(monitoring)
     stack = Stack.from_env()
     stack.home.mkdir(parents=True, exist_ok=True)
     try:
@@ -76,6 +84,10 @@ def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the imag
             console.print(f"[red]the scoring router did not answer on {stack.scoring_url} within 60 s[/]; "
                           f"see `docker compose -p {stack.project} logs scoring`")
             raise typer.Exit(1)
+    if monitoring:  # once the api has made its CA and the controller the scrape token's folder
+        stack.compose("--profile", "monitoring", "up", "-d", "prometheus")
+        port = os.environ.get("AMLEMU_PROMETHEUS_PORT", "9090")
+        console.print(f"Prometheus: [bold]http://127.0.0.1:{port}/consoles/amlemu.html[/]")
     console.print(f"[green]amlemu is up[/] at {stack.url}\n"
                   "Connect the azure-ai-ml SDK with:  [bold]eval \"$(.venv/bin/amlemu env)\"[/]")
 
@@ -93,7 +105,7 @@ def down() -> None:
     with console.status(f"[bold]removing {len(containers)} node, job, sandbox and model-server container(s)[/]"):
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
-    stack.compose("down")
+    stack.compose("--profile", "monitoring", "down")  # Prometheus too, if it was started
     runtime.remove_network(f"{stack.network}-jobs")
     console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))
 

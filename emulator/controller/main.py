@@ -24,6 +24,7 @@ from emulator.controller.reconcilers.endpoints import EndpointReconciler
 from emulator.controller.reconcilers.instances import InstanceReconciler
 from emulator.controller.reconcilers.job_containers import JobContainers
 from emulator.controller.reconcilers.jobs import JobReconciler
+from emulator.controller.reconcilers.meter import Meter
 from emulator.controller.reconcilers.parents import ParentReconciler
 from emulator.controller.reconcilers.sandboxes import Sandboxes
 from emulator.controller.reconcilers.schedules import ScheduleReconciler
@@ -86,6 +87,7 @@ class Controller:
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
         self.api_reach = ApiReach(settings, runtime, runtime)
         self.schedules = ScheduleReconciler(settings, store, clock)
+        self.meter = Meter(settings, store, clock, secret)
         self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
         self.parents = ParentReconciler(settings, store, clock, TrialMetrics(store, self.mlflow).series,
                                         {SWEEP: SweepDriver(), PIPELINE: PipelineDriver(), BATCH: BatchDriver()})
@@ -130,6 +132,7 @@ class Controller:
         steps.run("sandboxes", self.sandboxes.tick, by_role["sandbox"], by_role["job"])
         steps.run("endpoints", self.endpoints.tick, by_role["model-server"])
         steps.run("api reach", self.api_reach.tick, self.clock())
+        steps.run("meter", self.meter.tick)
 
     def _jobs_tick(self) -> None:
         effects = Effects()

@@ -24,6 +24,7 @@ from emulator.domain.serving import endpoints as rules
 from emulator.domain.serving import model_server
 from emulator.errors import Unauthorized
 from emulator.scoring import forward, table
+from emulator.scoring.metrics import ScoringMetrics
 from emulator.settings import Settings
 from emulator.store import changes
 from emulator.store.db import Store
@@ -53,6 +54,7 @@ class Router:
         self._refreshed = 0.0
         self._seen = 0  # the api's change mark the table is at least as new as
         self._reading = asyncio.Lock()
+        self.metrics = ScoringMetrics()
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -120,6 +122,9 @@ class Router:
         parts = scope["path"].strip("/").split("/")
         if parts == ["health"]:
             return 200, [(b"content-type", b"text/plain")], b"ok"
+        if parts == ["metrics"]:
+            self._management(dict(scope["headers"]).get(b"authorization", b"").decode("latin-1"))
+            return 200, [(b"content-type", self.metrics.content_type.encode())], self.metrics.exposition()
         if len(parts) != 3 or parts[0] != "endpoints" or parts[2] not in ("score", "swagger.json"):
             raise Reply(404, f"No scoring route at {scope['path']}: use /endpoints/<endpoint>/score.")
         arrived = time.monotonic()
@@ -192,8 +197,27 @@ class Router:
         start = turn % len(addresses)
         return [*addresses[start:], *addresses[:start]]
 
+    def _management(self, authorization: str) -> None:
+        """The metrics ask for the api's management token, as its own /metrics does."""
+        try:
+            tokens.verify(self.secret, authorization or None, tokens.management_audiences(self.settings.own_urls))
+        except Unauthorized as refused:
+            raise Reply(401, refused.message) from None
+
     async def _forward(self, route: table.Endpoint, deployment: table.Deployment, method: str, path: str,
                        headers: list, body: bytes) -> tuple[int, list, bytes]:
+        started, status = time.monotonic(), 503
+        try:
+            status, out, answer = await self._forward_once(route, deployment, method, path, headers, body)
+            return status, out, answer
+        except Reply as refused:
+            status = refused.status
+            raise
+        finally:
+            self.metrics.observe(route.name, deployment.name, status, started)
+
+    async def _forward_once(self, route: table.Endpoint, deployment: table.Deployment, method: str, path: str,
+                            headers: list, body: bytes) -> tuple[int, list, bytes]:
         instances = self._instances(route, deployment)
         # Each instance twice: a kept connection the server has just closed fails once, a fresh one does not.
         for address in instances + instances:

@@ -152,7 +152,7 @@ def invoke(repo: Repository, ref: WorkspaceRef, endpoint_name: str, header: str 
               status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now, status_changed_at=now,
               history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(), "attempt": 0}],
               driver=record)
-    repo.add(job)
+    jobs.submitted(repo, job, now)
     jobs.experiment(repo, ref.key, body["experimentName"])
     return job
 

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
+from emulator.domain import events as kinds
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, children, command_job, schedules, tracking
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel, reuse
@@ -16,6 +17,7 @@ from emulator.services import (
     computes,
     data,
     environment_refs,
+    events,
     job_outputs,
     registry_assets,
     serverless,
@@ -42,6 +44,8 @@ def reused(job: Job, now: datetime, message: str) -> None:
 
 
 def _record(job: Job, status: JobStatus, now: datetime, message: str | None, extra: dict) -> None:
+    events.record_beside(job, job.workspace_key, kinds.JOB_STATUS, job.key, now, status=status.value,
+                         previous=job.status, attempt=job.attempt, message=message, compute=job.compute_key)
     job.status, job.status_changed_at, job.modified_at = status.value, now, now
     if status == JobStatus.QUEUED:
         job.queued_at = job.queued_at or now
@@ -127,9 +131,16 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
               body=props, status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now,
               status_changed_at=now, history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(),
                                                "attempt": 0}])
-    repo.add(job)
+    submitted(repo, job, now)
     experiment(repo, ref.key, props.get("experimentName") or command_job.DEFAULT_EXPERIMENT)
     return job, True
+
+
+def submitted(repo: Repository, job: Job, now: datetime) -> None:
+    """A new job is stored, NotStarted: its first event on the timeline."""
+    repo.add(job)
+    events.record(repo, job.workspace_key, kinds.JOB_STATUS, job.key, now, status=job.status, attempt=0,
+                  compute=job.compute_key)
 
 
 def experiment(repo: Repository, workspace_key: str, name: str) -> None:

@@ -88,6 +88,6 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
               history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(), "attempt": 0}],
               driver={"kind": KIND, "steps": steps, "graph": {s: sorted(up) for s, up in graph.items()},
                       "ended": [], "outside": {}})
-    repo.add(job)
+    jobs.submitted(repo, job, now)
     jobs.experiment(repo, ref.key, props["experimentName"])
     return job, True

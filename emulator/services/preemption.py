@@ -6,10 +6,11 @@ the job, takes the node at NotBefore). Nothing here touches Docker.
 
 from datetime import datetime
 
+from emulator.domain import events as kinds
 from emulator.domain.compute import preemption
 from emulator.domain.compute.cluster import ACTIVE, NodeState
 from emulator.errors import Conflict, NotFound
-from emulator.services import computes
+from emulator.services import computes, events
 from emulator.settings import Settings
 from emulator.store.tables import Compute, Node
 
@@ -60,6 +61,8 @@ def preempt(compute: Compute, nodes: list[Node], node_id: str | None, event_id: 
         node = next((n for n in pool if n.state == NodeState.RUNNING), pool[0])
     notice = preemption.new_notice(event_id, node.node_id, now, settings.scaled(settings.preemption_notice_seconds))
     node.notice, node.noticed = notice.to_row(), False
+    events.of_node(compute, node, kinds.NODE_NOTICE, now, eventId=event_id, job=node.run_id,
+                   notBefore=notice.not_before.isoformat())
     return node
 
 

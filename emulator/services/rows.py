@@ -6,6 +6,7 @@ from emulator.store.tables import (
     BatchDeployment,
     BatchEndpoint,
     Compute,
+    Event,
     Job,
     Node,
     OnlineDeployment,
@@ -16,5 +17,5 @@ from emulator.store.tables import (
     Workspace,
 )
 
-__all__ = ["AssetVersion", "BatchDeployment", "BatchEndpoint", "Compute", "Job", "Node", "OnlineDeployment",
+__all__ = ["AssetVersion", "BatchDeployment", "BatchEndpoint", "Compute", "Event", "Job", "Node", "OnlineDeployment",
            "OnlineEndpoint", "Operation", "Registry", "Schedule", "Workspace"]

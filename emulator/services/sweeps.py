@@ -76,6 +76,6 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
               body=props, status=JobStatus.NOT_STARTED.value, created_at=now, modified_at=now, status_changed_at=now,
               history=[{"status": JobStatus.NOT_STARTED.value, "time": now.isoformat(), "attempt": 0}],
               driver={"kind": KIND, "seed": seed, "trials": [], "outside": dict(outside or {})})
-    repo.add(job)
+    jobs.submitted(repo, job, now)
     jobs.experiment(repo, ref.key, props["experimentName"])
     return job, True

@@ -2,8 +2,9 @@
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from emulator.store.tables import (
@@ -11,6 +12,7 @@ from emulator.store.tables import (
     BatchDeployment,
     BatchEndpoint,
     Compute,
+    Event,
     Job,
     Node,
     OnlineDeployment,
@@ -229,3 +231,46 @@ class Repository:
     def enabled_schedules(self) -> list[Schedule]:
         return list(self.session.scalars(select(Schedule).where(Schedule.enabled.is_(True))
                                          .order_by(Schedule.created_at)))
+
+    # the event timeline
+    def events_after(self, workspace_key: str | None, after_id: int, limit: int, kinds: tuple[str, ...] = (),
+                     subject: str | None = None) -> list[Event]:
+        """Events with ids above `after_id`, oldest first: one workspace's (None: all), of `kinds` (empty: all), about
+        `subject` or what is under it (an endpoint's deployments)."""
+        query = select(Event).where(Event.id > after_id)
+        if workspace_key is not None:
+            query = query.where(Event.workspace_key == workspace_key.lower())
+        if kinds:
+            query = query.where(Event.kind.in_(kinds))
+        if subject is not None:
+            subject = subject.lower().rstrip("/")
+            query = query.where(or_(Event.subject == subject, Event.subject.startswith(subject + "/")))
+        return list(self.session.scalars(query.order_by(Event.id).limit(limit)))
+
+    def event_counts(self, kind: str) -> list[tuple[str, str, int]]:
+        """(workspace key, subject, how many) of the retained events of one kind."""
+        query = select(Event.workspace_key, Event.subject, func.count()).where(Event.kind == kind)
+        return [tuple(row) for row in self.session.execute(query.group_by(Event.workspace_key, Event.subject))]
+
+    def job_counts(self) -> list[tuple[str, str, str, int, datetime | None]]:
+        """(workspace key, compute key, status, how many, the earliest queued_at) of the jobs that run themselves."""
+        query = (select(Job.workspace_key, Job.compute_key, Job.status, func.count(), func.min(Job.queued_at))
+                 .where(Job.driver.is_(None)).group_by(Job.workspace_key, Job.compute_key, Job.status))
+        return [tuple(row) for row in self.session.execute(query)]
+
+    def ended_jobs(self) -> list[Job]:
+        return list(self.session.scalars(select(Job).where(Job.ended_at.isnot(None), Job.started_at.isnot(None),
+                                                           Job.driver.is_(None))))
+
+    def _prune_below(self, keep: int) -> int | None:
+        """The id at and below which events go to keep the newest `keep`; None when none goes."""
+        newest, oldest = self.session.execute(select(func.max(Event.id), func.min(Event.id))).one()
+        return newest - keep if newest is not None and oldest <= newest - keep else None
+
+    def events_to_prune(self, keep: int) -> bool:
+        return self._prune_below(keep) is not None
+
+    def prune_events(self, keep: int) -> int:
+        """Drop all but the newest `keep` events; how many went."""
+        below = self._prune_below(keep)
+        return 0 if below is None else self.session.execute(delete(Event).where(Event.id <= below)).rowcount

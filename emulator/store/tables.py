@@ -32,6 +32,8 @@ class Workspace(Base):
     body: Mapped[dict]  # tags, identity and properties as the user gave them
     created_at: Mapped[datetime]
     modified_at: Mapped[datetime]
+    # The emulator's cost budget for the workspace (services/cost.py): {"dollars", "region", "exceededAt"}.
+    budget: Mapped[dict | None] = mapped_column(JSON, default=None)
 
 
 class Compute(Base):
@@ -247,3 +249,16 @@ class Schedule(Base):
     last_fired: Mapped[datetime | None] = mapped_column(default=None)
     last_job: Mapped[str | None] = mapped_column(default=None)
     last_error: Mapped[dict | None] = mapped_column(JSON, default=None)  # why its latest firing made no job
+
+
+class Event(Base):
+    """One platform event of the timeline (services/events.py), written in the transaction that made it happen;
+    read by the Studio, the CLI demo, the metrics and the cost meter. Ids rise: a reader resumes after the last."""
+    __tablename__ = "events"
+    __table_args__ = {"sqlite_autoincrement": True}  # never reuse a pruned id: readers resume after the last seen
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workspace_key: Mapped[str] = mapped_column(String, index=True)
+    time: Mapped[datetime]
+    kind: Mapped[str] = mapped_column(String, index=True)  # dotted: node.up, job.status, node.preempted
+    subject: Mapped[str] = mapped_column(String, index=True)  # the ARM key of the compute, job or deployment
+    data: Mapped[dict] = mapped_column(JSON, default=dict)

@@ -36,6 +36,7 @@ def test_demo_preempts_reruns_and_cleans_up(stack, rest, workspace_path):
     assert preemptions >= 1 and attempts >= 2 + 1, out  # a preempted job ran again
     assert "results: identical across the 2 jobs" in out, out
     assert f"deleted cluster {cluster}" in out, out
+    assert re.search(r"\$0\.\d{4} on low-priority nodes; the same node-hours dedicated: \$0\.\d{4}, 80 % less", out), out
 
     # What the emulator recorded agrees with the summary: both jobs completed, the reruns are their attempts.
     jobs = [j for j in rest.get(f"{workspace_path}/jobs", params=API).json()["value"]

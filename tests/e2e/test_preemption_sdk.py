@@ -1,7 +1,8 @@
 """Low-priority preemption end to end with the unmodified SDK (issue points 3 and 8): the checkpointing sample on
 a `tier="low_priority"` cluster, its node preempted through the emulator's REST route as it runs; the job goes back
 to Queued as attempt 2, resumes from its checkpoint on a fresh node and completes with the undisturbed result, and
-both the history route and `jobs.stream` tell the preemption. A dedicated cluster's nodes cannot be preempted."""
+both the history route and `jobs.stream` tell the preemption, as do the event timeline, /metrics and `amlemu
+cost`. A dedicated cluster's nodes cannot be preempted."""
 
 import contextlib
 import io
@@ -16,6 +17,7 @@ from azure.ai.ml import load_job
 from azure.ai.ml.entities import AmlCompute
 
 from emulator.runtime.docker import DockerRuntime
+from tests.e2e.timeline_checks import check_preemption_recorded
 from tests.samples import checkpointing_result
 from tests.waiting import wait_until
 
@@ -109,6 +111,8 @@ def test_a_preempted_checkpointing_job_resumes_on_a_fresh_node_with_the_same_res
     runtime, label = DockerRuntime(), os.environ["AMLEMU_STACK"]
     wait_until(lambda: not runtime.list({"amlemu.stack": label, "amlemu.role": "job", "amlemu.job-name": name}),
                timeout=30, interval=0.5, message="no container of the job left")
+    # Each step recorded once on the event timeline, counted in /metrics, and priced by `amlemu cost`.
+    check_preemption_recorded(rest, workspace_path, os.environ["AMLEMU_WORKSPACE"], cluster, name, first)
 
 
 def test_a_dedicated_cluster_refuses_preemption_naming_itself(rest, workspace_path, clusters):

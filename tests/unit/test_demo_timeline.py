@@ -165,3 +165,11 @@ def test_summary_rendering_and_results():
     assert not results_agree({"job-a": same, "job-b": None})
     assert "1 of 2 job(s) have no result.json" in _render(render_summary(summary, {"job-a": same, "job-b": None}))
     assert not results_agree({})
+
+
+def test_the_summary_says_what_the_nodes_cost_low_priority_against_dedicated():
+    line = {"seconds": 1800.0, "vmSize": "Standard_DS3_v2", "region": "eastus", "lowPriorityDollars": 0.0293,
+            "dedicatedDollars": 0.1465}
+    text = _render(render_summary(_preempted_run().summary(), {}, line), width=200)
+    assert ("cost in Azure (Standard_DS3_v2, eastus retail prices): 0.500 node-hours, $0.0293 on low-priority "
+            "nodes; the same node-hours dedicated: $0.1465, 80 % less") in text

@@ -18,11 +18,12 @@ from emulator.controller.specs.nodes import new_node_id, node_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator.dispatch.celery_app import ready_key
+from emulator.domain import events as kinds
 from emulator.domain.compute import cluster
 from emulator.domain.compute.cluster import NodeState
 from emulator.runtime import labels
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
-from emulator.services import computes, operations
+from emulator.services import computes, events, operations
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node
@@ -104,6 +105,7 @@ class ClusterReconciler:
         if state == NodeState.UNUSABLE:  # dropped after the keep time; one that never started, when a retry is due
             kept = (now - node.state_changed_at).total_seconds() >= self.settings.scaled(UNUSABLE_KEEP_SECONDS)
             if kept or (node.container_id is None and self.failures.due(compute.key, now)):
+                events.of_node(compute, node, kinds.NODE_GONE, now)
                 repo.remove(node)
             return
         if not alive:
@@ -117,6 +119,7 @@ class ClusterReconciler:
         elif state == NodeState.PREPARING and self._ready(node, now):
             self._set_state(node, NodeState.IDLE, now)
             node.idle_since = now
+            events.of_node(compute, node, kinds.NODE_UP, now)
 
     def _gone(self, repo, compute: Compute, node: Node, container: Observed | None, now: datetime,
               effects: Effects) -> None:
@@ -126,10 +129,12 @@ class ClusterReconciler:
         if self.scheduler:  # whatever it ran goes back to the queue
             self.scheduler.node_lost(repo, compute, node, now, effects)
         if node.state == NodeState.LEAVING or node.container_id is None or (container is None and self.first_pass):
+            events.of_node(compute, node, kinds.NODE_GONE, now)
             repo.remove(node)  # gone as asked, never started (a crash mid-start), or taken down with the stack
         else:
             log.warning("node %s died (exit %s)", node.node_id, container and container.exit_code)
             self._set_state(node, NodeState.UNUSABLE, now)
+            events.of_node(compute, node, kinds.NODE_UNUSABLE, now, exitCode=container and container.exit_code)
 
     def _ready(self, node: Node, now: datetime) -> bool:
         delay = self.settings.scaled(self.settings.provisioning_delay_seconds)
@@ -146,6 +151,8 @@ class ClusterReconciler:
             compute = repo.compute(key)
             if compute is None:
                 return
+            for node in repo.nodes(key):
+                events.of_node(compute, node, kinds.NODE_GONE, self.clock(), reason="cluster deleted")
             repo.drop_nodes(key)
             operations.finish(repo, key, self.clock())
             repo.remove(compute)
@@ -166,6 +173,7 @@ class ClusterReconciler:
         for node_id in plan.remove:
             self._set_state(by_id[node_id], NodeState.LEAVING, now)
             effects.stop.append(by_id[node_id].container_id)
+            events.of_node(compute, by_id[node_id], kinds.NODE_LEAVING, now)
         # A node that failed to start holds its slot until it is dropped when a retry is due (with backoff).
         failed = sum(n.state == NodeState.UNUSABLE and n.container_id is None for n in nodes)
         for _ in range(max(0, plan.add - failed)):
@@ -173,10 +181,14 @@ class ClusterReconciler:
                         state=NodeState.PREPARING.value, created_at=now, state_changed_at=now)
             repo.add(node)
             nodes.append(node)
+            events.of_node(compute, node, kinds.NODE_ADDED, now, vmSize=spec.vm_size.name, priority=spec.priority)
             effects.start.append(node_spec(self.settings, compute, spec, node.node_id))
         allocation = cluster.allocation_state([NodeState(n.state) for n in nodes], plan.target)
         if allocation != compute.allocation_state:
             compute.allocation_state, compute.allocation_changed_at = allocation, now
+        if plan.target != compute.target_nodes:
+            events.record(repo, compute.workspace_key, kinds.CLUSTER_SCALED, compute.key, now,
+                          previous=compute.target_nodes, target=plan.target)
         compute.target_nodes = plan.target
         return {n.node_id for n in nodes}
 

@@ -27,13 +27,14 @@ from emulator.controller.specs.model_servers import logs_dir, model_server_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator.dispatch import job_container
+from emulator.domain import events as kinds
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.serving import deployments, model_server, rollout
 from emulator.domain.serving.probing import Probed
 from emulator.errors import EmulatorError
 from emulator.runtime import labels
 from emulator.runtime.base import Observed, Runtime
-from emulator.services import endpoints, operations
+from emulator.services import endpoints, events, operations
 from emulator.services.environments import Prepared
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -117,6 +118,8 @@ class EndpointReconciler:
                                            endpoints.resolve(repo, self._ref(row), row.body)) for _ in range(step.start)]
         self._publish(row, containers, now, step.remove, step.drain)
         if step.settled and row.provisioning_state in BUSY:
+            events.record_beside(row, events.workspace_of(row), kinds.DEPLOYMENT_ROLLED, row.key, now,
+                                 generation=row.generation, capacity=row.body["sku"]["capacity"])
             row.provisioning_state, row.modified_at = "Succeeded", now
             operations.finish(repo, row.key, now)
             log.info("deployment %s/%s: %d instance(s) ready", parent.name, row.name, row.body["sku"]["capacity"])
@@ -219,12 +222,14 @@ class EndpointReconciler:
                               "ready": bool(probed and probed.ready and container.running and since is None),
                               "drainingSince": since})
         if published != row.instances:
+            events.of_deployment(row, row.instances, published, now)
             row.instances = published
 
     def _delete(self, repo: Repository, row: OnlineDeployment, endpoint: str, containers: list[Observed],
                 now: datetime, effects: Effects) -> None:
         if containers:
             effects.remove += [c.id for c in containers]
+            events.of_deployment(row, row.instances, [], now)
             row.instances = []
             return
         effects.drop_dirs.append(logs_dir(self.settings, endpoint, row.name, make=False))

@@ -18,6 +18,7 @@ from emulator.controller.effects import Effects
 from emulator.controller.scheduling.attempts import preempt, release
 from emulator.controller.steps import Steps
 from emulator.dispatch.protocol import job_tag
+from emulator.domain import events as kinds
 from emulator.domain.compute import vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
@@ -25,7 +26,7 @@ from emulator.domain.jobs import artifacts
 from emulator.domain.jobs import command_job as job_rules
 from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.errors import EmulatorError
-from emulator.services import computes, job_outputs
+from emulator.services import computes, events, job_outputs
 from emulator.services import preemption as preemption_service
 from emulator.services.jobs import transition
 from emulator.settings import Settings
@@ -87,7 +88,7 @@ class JobReconciler:
             return  # a stale attempt: its node stops it on its own
         rank = str(event["rank"])
         if kind == "claimed":
-            self._bind(job, node, rank, now)
+            self._bind(repo, job, node, rank, now)
         elif kind == "running":
             job.ranks = {**job.ranks, rank: {**job.ranks.get(rank, {}), "state": "running",
                                              "container": event.get("container")}}
@@ -120,8 +121,10 @@ class JobReconciler:
         return True
 
     @staticmethod
-    def _bind(job: Job, node: Node | None, rank: str, now: datetime) -> None:
+    def _bind(repo: Repository, job: Job, node: Node | None, rank: str, now: datetime) -> None:
         job.ranks = {**job.ranks, rank: {"node": node.node_id if node else None, "state": "claimed", "rank": rank}}
+        events.record(repo, job.workspace_key, kinds.JOB_ATTEMPT, job.key, now, attempt=job.attempt, rank=int(rank),
+                      node=node.node_id if node else None, compute=job.compute_key)
         if node is None:
             return
         node.run_id = job.name
@@ -194,6 +197,8 @@ class JobReconciler:
             self._fail(job, now, exc.message)
             return
         if prepared is not None:
+            if getattr(prepared, "built", False):
+                events.record(repo, job.workspace_key, kinds.IMAGE_BUILT, job.key, now, image=prepared.image)
             job.image, job.notes = prepared.image, list(prepared.notes)
             transition(job, S.QUEUED, now)
 

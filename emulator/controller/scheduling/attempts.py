@@ -5,9 +5,11 @@ import logging
 from datetime import datetime
 
 from emulator.controller.effects import Effects
+from emulator.domain import events as kinds
 from emulator.domain.compute import preemption
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.jobs.status import JobStatus
+from emulator.services import events
 from emulator.services.jobs import transition
 from emulator.store.repositories import Repository
 from emulator.store.tables import Job
@@ -34,6 +36,8 @@ def requeue(repo: Repository, job: Job, now: datetime, effects: Effects, message
     """Back to Queued as the next attempt, which the scheduler dispatches like a new job."""
     release(repo, job, now, effects)
     job.attempt += 1
+    events.record(repo, job.workspace_key, kinds.JOB_REQUEUED, job.key, now, attempt=job.attempt, reason=message,
+                  preempted=bool(entry.get("warning")) or None, compute=job.compute_key)
     if job.status != S.QUEUED:
         transition(job, S.QUEUED, now, message, **entry)
     else:

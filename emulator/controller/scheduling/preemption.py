@@ -14,8 +14,10 @@ from datetime import datetime
 
 from emulator.controller.effects import Effects
 from emulator.controller.scheduling.scheduler import JobScheduler
+from emulator.domain import events as kinds
 from emulator.domain.compute import preemption
 from emulator.domain.compute.cluster import NodeState
+from emulator.services import events
 from emulator.services import preemption as service
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
@@ -71,6 +73,7 @@ class Preemptions:
             keep = self.settings.scaled(preemption.PREEMPTED_KEEP_SECONDS)
             if (now - node.state_changed_at).total_seconds() >= keep:
                 effects.notices.append((node.node_id, None))
+                events.of_node(compute, node, kinds.NODE_GONE, now)
                 repo.remove(node)
             return
         if not node.noticed:
@@ -93,6 +96,7 @@ class Preemptions:
     def _kill(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects) -> None:
         """The VM is gone: its container and its jobs' are killed, its job goes back to the queue (or fails)."""
         log.warning("node %s of %s preempted", node.node_id, compute.name)
+        events.of_node(compute, node, kinds.NODE_PREEMPTED, now, job=node.run_id)
         if node.container_id:
             effects.kill.append(node.container_id)  # its job's containers go as the job is requeued or failed
         if self.scheduler:

@@ -15,8 +15,10 @@ from emulator.services.facade.preemption import Preemption
 from emulator.services.facade.registries import Registries
 from emulator.services.facade.run_artifacts import RunArtifacts
 from emulator.services.facade.schedules import Schedules
+from emulator.services.facade.timeline import Timeline
 from emulator.services.facade.tracking import Tracking
 from emulator.services.facade.workspaces import Workspaces
+from emulator.services.metrics import Metrics
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.tracking.mlflow_server import MlflowServer
@@ -40,6 +42,8 @@ class Services:
     tracking: Tracking
     run_artifacts: RunArtifacts
     schedules: Schedules
+    timeline: Timeline
+    metrics: Metrics
 
     @classmethod
     def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
@@ -49,4 +53,4 @@ class Services:
                    each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(BatchEndpoints),
                    each(BatchDeployments), each(Preemption),
                    each(Registries), Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)), each(RunArtifacts),
-                   each(Schedules))
+                   each(Schedules), each(Timeline), Metrics(store, clock))

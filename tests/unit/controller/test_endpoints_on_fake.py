@@ -11,7 +11,7 @@ from emulator.domain.serving import model_server
 from emulator.domain.storage import blob_access, datastores
 from emulator.errors import RuntimeUnavailable
 from emulator.runtime.labels import DEPLOYMENT, DEPLOYMENT_ID, ENDPOINT, GENERATION, ROLE, STACK
-from emulator.services import assets, endpoints
+from emulator.services import assets, endpoints, events
 from emulator.services.environments import Prepared
 
 IMAGE = "amlemu/serve:unit"
@@ -121,6 +121,12 @@ def test_a_deployment_starts_its_model_servers_succeeds_once_they_answer_and_goe
     tick(reconciler, azure)
     assert deployment(azure, key) is None
     assert azure.operations(key) == [("Create", "Succeeded"), ("Delete", "Succeeded")]
+    # On the timeline once each: its instances as they came and went (what the cost meter bills), and the roll-out.
+    with store.reading() as repo:
+        seen = [(e.kind, e.data) for e in events.after(repo, None, 0) if e.subject == key]
+    assert [(k, d.get("instances"), d.get("ready")) for k, d in seen] == [
+        ("deployment.instances", 2, 1), ("deployment.instances", 2, 2),
+        ("deployment.rolled", None, None), ("deployment.instances", 0, 0)]
 
 
 def test_a_model_server_that_cannot_start_fails_the_deployment_with_resource_not_ready(azure, reconciler, fake):

@@ -207,3 +207,25 @@ def test_mirrored_copies_in_flight_are_bounded_and_the_rest_dropped_and_counted(
     assert in_flight == 2 and r.pool.calls == ["g1:5001", "g1:5001"]
     assert r.mirrors_dropped == 3
     assert live_pool.calls == ["b1:5001", "b2:5001"] * 2 + ["b1:5001"]
+
+
+def test_metrics_count_requests_latency_and_errors_per_deployment_behind_the_management_token():
+    r = router(down={"g1:5001"})
+    key = {"Authorization": "Bearer k1"}
+    for pinned in ("blue", "blue", "green", "empty"):
+        call(r, {**key, "azureml-model-deployment": pinned})
+
+    def metrics(headers):
+        async def go():
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=r), base_url="http://router") as client:
+                return await client.get("/metrics", headers=headers)
+        return asyncio.run(go())
+    assert metrics({}).status_code == 401 and metrics(key).status_code == 401  # an endpoint key is not enough
+    answer = metrics({"Authorization": f"Bearer {tokens.issue(SECRET, 'https://localhost:8443')[0]}"})
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/plain")
+    text = answer.text
+    assert 'amlemu_scoring_requests_total{code="200",deployment="blue",endpoint="ep"} 2.0' in text
+    assert 'amlemu_scoring_requests_total{code="503",deployment="green",endpoint="ep"} 1.0' in text
+    assert 'amlemu_scoring_errors_total{deployment="green",endpoint="ep"} 1.0' in text
+    assert 'amlemu_scoring_errors_total{deployment="empty",endpoint="ep"} 1.0' in text  # no ready instance
+    assert 'amlemu_scoring_request_duration_seconds_count{deployment="blue",endpoint="ep"} 2.0' in text

@@ -1,0 +1,139 @@
+"""The cost meter: what the same VMs would cost in Azure, per hour and per second, from Azure's retail prices.
+
+Dedicated figures are Linux pay-as-you-go USD per hour in East US. Azure's Retail Prices API (prices.azure.com)
+cannot be reached from the machines this was built on; these were read on 2026-11-27 from public price tables
+that quote it (found with the search tool: several independent cost calculators agree): DS3_v2 $0.293, DS4_v2
+$0.585, DS5_v2 $1.17; D2s_v3 $0.096, D16s_v3 $0.768, D32s_v3 $1.536, D64s_v3 $3.072; E4s_v3 $0.252; F4s_v2 $0.169;
+NC6 $0.90, NC12 $1.80, NC24 $3.60; NC6s_v3 $3.06; ND40rs_v2 $22.03; NV6 $1.14, NV12 $2.28. Not checked against
+the API (the author's recollection of Azure's price list): DS1_v2 $0.073, DS2_v2 $0.146, the DSv2 high-memory
+sizes (DS12_v2 $0.371), NCasT4_v3 (NC4as $0.526), ND $2.07 per P40, NVv3 $1.14 per 12 vCPUs. Re-read them from
+the API where it can be reached (`armSkuName eq '<size>' and armRegionName eq 'eastus' and priceType eq
+'Consumption'`).
+
+Documented fallbacks, for what no figure was found for: a size is priced at its series' rate per vCPU (Azure
+prices a series linearly in vCPUs: D2s_v3 to D64s_v3 above); D v1 is priced as the Dv2 size of its shape, Ddsv4
+at Dsv3's rate times 1.18, Eav4 at Ev3's, H at Fsv2's times 2.5. Low priority is 20 % of dedicated ("up to 80 %"
+off, Azure ML's pricing page; spot prices move hourly, the meter keeps one figure). Other regions scale East US by
+one factor each (West Europe's D2s_v3 at $0.115 against $0.096, recalled, not checked). The emulator's own region,
+`local`, prices as East US.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from emulator.domain.compute import vm_sizes
+from emulator.domain.events import Lifetime
+from emulator.errors import ValidationFailed
+
+DEFAULT_REGION = "eastus"
+LOW_PRIORITY_SHARE = 0.2
+REGIONS = {"eastus": 1.0, "eastus2": 1.0, "westus2": 1.0, "westeurope": 1.2, "northeurope": 1.08, "local": 1.0}
+BUSY = ("Running", "Finalizing")  # a job's node is billed to the job while it is in these
+
+# Dollars per hour per vCPU (or per GPU where a series is priced by its GPUs), East US, Linux, pay as you go.
+_PER_VCPU = {
+    "standardDv2Family": 0.0732, "standardDSv2Family": 0.0732,
+    "standardDv3Family": 0.048, "standardDSv3Family": 0.048, "standardDDSv4Family": 0.048 * 1.18,
+    "standardEv3Family": 0.063, "standardEAv4Family": 0.063, "standardFSv2Family": 0.0423,
+    "standardHFamily": 0.0423 * 2.5, "standardNVSv3Family": 1.14 / 12,
+}
+_PER_GPU = {"standardNCFamily": 0.90, "standardNCSv3Family": 3.06, "standardNDSFamily": 2.07,
+            "standardNVFamily": 1.14}
+# Sizes whose published price is not their series' rate times their vCPUs (or GPUs).
+_EXACT = {**{f"Standard_{d}{n}_v2": p for d in ("D", "DS")
+             for n, p in ((1, 0.073), (2, 0.146), (3, 0.293), (4, 0.585), (5, 1.17))},
+          "Standard_DS11_v2": 0.185, "Standard_DS12_v2": 0.371, "Standard_DS13_v2": 0.741,
+          "Standard_DS14_v2": 1.482, "Standard_DS15_v2": 1.853, "Standard_D11_v2": 0.185, "Standard_D12_v2": 0.371,
+          "Standard_D13_v2": 0.741, "Standard_D14_v2": 1.482, "Standard_D15_v2": 1.853,
+          "Standard_NC4as_T4_v3": 0.526, "Standard_NC8as_T4_v3": 0.752, "Standard_NC16as_T4_v3": 1.204,
+          "Standard_NC64as_T4_v3": 4.352, "Standard_ND40rs_v2": 22.03}
+FALLBACK_PER_VCPU = 0.048  # a size of a series not above: the general-purpose Dsv3 rate
+
+
+@dataclass(frozen=True)
+class Rate:
+    size: str
+    priority: str
+    region: str
+    per_hour: float
+    exact: bool  # a published figure (False: a documented fallback rule)
+
+    def dollars(self, seconds: float) -> float:
+        return self.per_hour * max(seconds, 0.0) / 3600.0
+
+
+def region_of(name: str | None) -> str:
+    region = (name or DEFAULT_REGION).lower().replace(" ", "")
+    if region not in REGIONS:
+        raise ValidationFailed(f"No prices for region '{name}'; the meter knows {', '.join(sorted(REGIONS))}.",
+                               target="region")
+    return region
+
+
+def dedicated_east_us(size: vm_sizes.VmSize) -> tuple[float, bool]:
+    """East US pay-as-you-go per hour, and whether it is a published figure."""
+    if size.name in _EXACT:
+        return _EXACT[size.name], True
+    if size.family == "standardDFamily":  # retired D v1: priced as the Dv2 size of its shape (D3 as D3_v2)
+        return dedicated_east_us(vm_sizes.find(f"{size.name}_v2"))[0], False
+    if size.family in _PER_GPU and size.gpus:
+        return _PER_GPU[size.family] * size.gpus, True
+    if size.family in _PER_VCPU:
+        derived = ("standardHFamily", "standardDDSv4Family", "standardEAv4Family")
+        return _PER_VCPU[size.family] * size.vcpus, size.family not in derived
+    return FALLBACK_PER_VCPU * size.vcpus, False
+
+
+def rate(size_name: str, priority: str, region: str) -> Rate:
+    """What one VM of `size_name` costs per hour (Dedicated or LowPriority) in `region`."""
+    region = region_of(region)
+    size = vm_sizes.find(size_name)
+    if size is None:  # a size the catalogue no longer has (a row from an older version): the general rate
+        per_hour, exact = FALLBACK_PER_VCPU * 4, False
+    else:
+        per_hour, exact = dedicated_east_us(size)
+    per_hour *= REGIONS[region] * (LOW_PRIORITY_SHARE if priority == "LowPriority" else 1.0)
+    return Rate(size_name, priority, region, round(per_hour, 6), exact)
+
+
+def span(start: datetime, end: datetime | None, now: datetime) -> float:
+    """Seconds from start to end (or now, while it lasts)."""
+    return max(((end or now) - start).total_seconds(), 0.0)
+
+
+def node_costs(lifetimes: Iterable[Lifetime], region: str, now: datetime) -> dict[str, tuple[float, float]]:
+    """Per compute key: (node-seconds, dollars)."""
+    totals: dict[str, tuple[float, float]] = {}
+    for life in lifetimes:
+        seconds = span(life.start, life.end, now)
+        dollars = rate(life.vm_size, life.priority, region).dollars(seconds)
+        had = totals.get(life.compute, (0.0, 0.0))
+        totals[life.compute] = (had[0] + seconds, had[1] + dollars)
+    return totals
+
+
+def busy_seconds(history: list[dict], now: datetime) -> float:
+    """Seconds a job spent Running or Finalizing, from its status history (every attempt counts)."""
+    total, since = 0.0, None
+    for entry in history:
+        at = datetime.fromisoformat(entry["time"])
+        if since is not None:
+            total += span(since, at, now)
+        since = at if entry.get("status") in BUSY else None
+    return total + (span(since, None, now) if since is not None else 0.0)
+
+
+def deployment_cost(series: list[tuple[datetime, int, str]], region: str, now: datetime) -> tuple[float, float]:
+    """(instance-seconds, dollars) of one deployment from its instance count over time (always dedicated)."""
+    seconds = dollars = 0.0
+    for (since, count, size), following in zip(series, [*series[1:], None], strict=True):
+        held = count * span(since, following[0] if following else None, now)
+        seconds += held
+        dollars += rate(size, "Dedicated", region).dollars(held)
+    return seconds, dollars
+
+
+def budget_crossed(budget: dict | None, spent: float) -> bool:
+    """The workspace's budget is crossed now and was not before (its event is recorded once)."""
+    return bool(budget) and budget.get("exceededAt") is None and spent >= float(budget["dollars"])
