@@ -85,10 +85,11 @@ def job(ctx: Ctx, ws: Ws, name: str, request: Request, _: Viewer) -> Response:
 
 
 @router.get(WS + "/jobs/{name}/file")
-def job_file(ctx: Ctx, ws: Ws, name: str, _: Viewer, path: Annotated[str, Query(min_length=1)]) -> Response:
-    """One of the job's files (outputs, logs), as a download: never shown inline, whatever it holds."""
+def job_file(ctx: Ctx, ws: Ws, name: str, _: Viewer, path: Annotated[str, Query(min_length=1)],
+             output: str = "") -> Response:
+    """One of the job's files (its artifacts', or a named output's), as a download: never shown inline."""
     filename = path.rsplit("/", 1)[-1].replace('"', "")
-    return Response(ctx.services.studio.job_file(ws, name, path), media_type="application/octet-stream",
+    return Response(ctx.services.studio.job_file(ws, name, path, output), media_type="application/octet-stream",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"',
                              "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
 

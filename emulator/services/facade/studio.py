@@ -7,7 +7,8 @@ from emulator import confined
 from emulator.domain.compute import serverless
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
-from emulator.errors import NotFound
+from emulator.domain.storage import datastores
+from emulator.errors import EmulatorError, NotFound
 from emulator.services import batch_endpoints, batch_invoke, computes, endpoints, instances, jobs, workspaces
 from emulator.services.facade.base import Service
 from emulator.services.studio_runs import RunData, StudioRuns
@@ -49,7 +50,7 @@ class JobPage:
     row: Job
     log: str
     outputs: dict[str, str]  # output name -> its URI
-    files: list[str]  # its artifacts' relative paths, to download
+    files: dict[str, list[str]]  # "" (its artifacts: outputs/, logs) or a named output -> its files' relative paths
     children: list[Job] = field(default_factory=list)
     graph: dict[str, list[str]] = field(default_factory=dict)  # a pipeline's step -> the steps it reads from
     run: RunData = field(default_factory=RunData)
@@ -119,12 +120,12 @@ class Studio(Service):
         with self.store.reading() as repo:
             row, workspace = jobs.get(repo, ref, name), workspaces.get(repo, ref)
             children = repo.children(row.key)
-        where = artifacts.directory(ref, row.name)
-        page = JobPage(workspace, row, confined.last_lines(self.settings.data_dir, f"{where}/{artifacts.main_log(row.body)}",
-                                                           PAGE_LOG_LINES),
-                       {output: artifacts.output_uri(row.name, output, entry)
-                        for output, entry in row.body.get("outputs", {}).items()},
-                       self.runs.files(where), children,
+        outputs = {output: artifacts.output_uri(row.name, output, entry)
+                   for output, entry in row.body.get("outputs", {}).items()}
+        log = f"{artifacts.directory(ref, row.name)}/{artifacts.main_log(row.body)}"
+        page = JobPage(workspace, row, confined.last_lines(self.settings.data_dir, log, PAGE_LOG_LINES), outputs,
+                       {key: found for key, folder in self._folders(ref, row).items()
+                        if (found := self.runs.files(folder))}, children,
                        {step: list(up) for step, up in (row.driver or {}).get("graph", {}).items()},
                        self.runs.run_data(row), progress=self._progress(ref, [row, *children]))
         objective = (row.body.get("objective") or {}).get("primaryMetric")
@@ -133,6 +134,18 @@ class Studio(Service):
             return JobPage(**{**page.__dict__, "trials": self.runs.best(children, objective, goal)})
         return page
 
+    @staticmethod
+    def _folders(ref: WorkspaceRef, row: Job) -> dict[str, str]:
+        """Where a job's files are: its artifacts (""), and each named output's folder in its datastore."""
+        folders = {"": artifacts.directory(ref, row.name)}
+        for output, entry in row.body.get("outputs", {}).items():
+            try:
+                where = datastores.resolve_uri(ref, artifacts.output_uri(row.name, output, entry), output)
+            except EmulatorError:  # an output elsewhere than a datastore of the workspace: nothing to offer here
+                continue
+            folders[output] = artifacts.blob_dir(where)
+        return folders
+
     def _progress(self, ref: WorkspaceRef, rows: list[Job]) -> str | None:
         for row in rows:
             text = confined.last_lines(self.settings.data_dir, f"{artifacts.directory(ref, row.name)}/{PROGRESS}", 20)
@@ -140,12 +153,14 @@ class Studio(Service):
                 return text
         return None
 
-    def job_file(self, ref: WorkspaceRef, name: str, path: str) -> bytes:
-        """One of a job's artifacts, read inside its folder (a path climbing out is refused)."""
-        row = self.job_row(ref, name)
-        if path not in self.runs.files(artifacts.directory(ref, row.name)):
-            raise NotFound(f"Job {name} has no file {path!r}.", target="path")
-        return confined.source(self.settings.data_dir, f"{artifacts.directory(ref, row.name)}/{path}").read_bytes()
+    def job_file(self, ref: WorkspaceRef, name: str, path: str, output: str = "") -> bytes:
+        """One of a job's files (of its artifacts, or of a named output): only a file the page lists, so nothing
+        outside those folders and no link."""
+        folder = self._folders(ref, self.job_row(ref, name)).get(output)
+        if folder is None or path not in self.runs.files(folder):
+            raise NotFound(f"Job {name} has no file {path!r}" + (f" in output {output!r}." if output else "."),
+                           target="path")
+        return confined.source(self.settings.data_dir, f"{folder}/{path}").read_bytes()
 
     def job_row(self, ref: WorkspaceRef, name: str) -> Job:
         with self.store.reading() as repo:
