@@ -19,6 +19,9 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+from typer.testing import CliRunner
+
+from emulator.cli.main import app
 
 pytestmark = pytest.mark.e2e
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_jobs"
@@ -64,12 +67,13 @@ def _shot(browser, name: str) -> None:
         assert browser.save_screenshot(str(Path(folder) / f"studio-{name}.png"))
 
 
-def _log_in(browser, rest, page: str) -> None:
-    """What `amlemu studio` does: a one-time login link asked for with the management token, opened in the browser."""
-    answer = rest.post("/_emulator/studio/session", params={"page": page})
-    assert answer.status_code == 200, answer.text
-    browser.get(answer.json()["loginUrl"])
-    WebDriverWait(browser, 10).until(lambda d: d.current_url.split("?")[0].endswith(page))
+def _log_in(browser, page: str, lands_on: str) -> None:
+    """`amlemu studio <page> --print`: the one-time login link the CLI asks for with the management token, opened in
+    the browser, which lands on the page with a session."""
+    result = CliRunner().invoke(app, ["studio", page, "--print"])
+    assert result.exit_code == 0, result.output
+    browser.get(result.stdout.strip())
+    WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith(lands_on), message=f"to land on {lands_on}")
 
 
 def _data_state(browser, selector: str) -> list[str]:
@@ -117,7 +121,7 @@ def test_the_compute_pages_node_strip_shows_a_preemption_live(ml_client, rest, w
         {"experiment_name": "studio-preemption"}])
     name = ml_client.jobs.create_or_update(job).name
     try:
-        _log_in(browser, rest, f"/studio{workspace_path}/computes/{spot_cluster}")
+        _log_in(browser, "compute", f"/studio{workspace_path}/computes")
         browser.execute_script("window.studioMarker = arguments[0]", "loaded once")
         strip = f'section[data-compute="{spot_cluster}"] .strip .node'
         WebDriverWait(browser, 180, poll_frequency=0.5).until(lambda d: _data_state(d, strip) == ["running"],
@@ -130,15 +134,14 @@ def test_the_compute_pages_node_strip_shows_a_preemption_live(ml_client, rest, w
             message=f"{node} to show preempted")
         assert browser.execute_script("return window.studioMarker") == "loaded once"  # never reloaded
         _shot(browser, "compute")
-        browser.get(browser.current_url.rsplit("/", 1)[0])  # every compute of the workspace
-        assert browser.find_elements(By.CSS_SELECTOR, f'section[data-compute="{spot_cluster}"]')
+        browser.get(f"{browser.current_url}/{spot_cluster}")  # the cluster's own page
+        assert "preempted" in _data_state(browser, strip)
     finally:
         ml_client.jobs.begin_cancel(name).result()
 
 
-def test_the_pages_list_jobs_and_answer_unknown_ids_and_strangers_themselves(ml_client, rest, workspace_path,
-                                                                               browser):
-    _log_in(browser, rest, f"/studio{workspace_path}/jobs")
+def test_the_pages_list_jobs_and_answer_unknown_ids_and_strangers_themselves(workspace_path, browser):
+    _log_in(browser, "jobs", f"/studio{workspace_path}/jobs")
     assert browser.find_elements(By.CSS_SELECTOR, "table.jobs tr[data-job]")  # the earlier tests' jobs
     _shot(browser, "jobs")
     browser.get(browser.current_url.split("/studio")[0] + "/studio")
