@@ -4,6 +4,7 @@ not answer the page says so rather than fail."""
 
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from emulator.tracking.mlflow_server import MlflowServer
 log = logging.getLogger("amlemu.api")
 MAX_FILES = 500  # a job that writes thousands of files shows the first ones: the page stays small
 MAX_METRICS = 12
+ENDED_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class RunData:
 class StudioRuns:
     def __init__(self, data_dir: Path, store: Store, server: MlflowServer):
         self.data_dir, self.store, self.server = data_dir, store, server
+        # An ended job's run, read once: an open page asks again every second, MLflow need not answer each time.
+        self.ended: OrderedDict[tuple[str, str | None], RunData] = OrderedDict()
 
     def files(self, folder: str) -> list[str]:
         """The files under a job's artifact folder (relative, '/'-separated), sorted; links are not followed."""
@@ -46,7 +50,18 @@ class StudioRuns:
                 break
         return found[:MAX_FILES]
 
-    def run_data(self, job: Job) -> RunData:
+    def run_data(self, job: Job, first: str | None = None) -> RunData:
+        """Its MLflow params and metrics (the first MAX_METRICS by name, `first` among them if it was logged)."""
+        if job.ended_at is not None and (job.key, first) in self.ended:
+            return self.ended[job.key, first]
+        found = self._run_data(job, first)
+        if job.ended_at is not None and found.unavailable is None:
+            self.ended[job.key, first] = found
+            while len(self.ended) > ENDED_KEPT:
+                self.ended.popitem(last=False)
+        return found
+
+    def _run_data(self, job: Job, first: str | None) -> RunData:
         with self.store.reading() as repo:
             run = repo.tracked_run(job.key)
         if run is None:  # its MLflow run is made when the job first logs
@@ -54,7 +69,7 @@ class StudioRuns:
         space = tracking.mlflow_workspace(run.workspace_key)
         try:
             data = self.server.run_data(space, run.run_id)
-            keys = sorted({m["key"] for m in data.get("metrics", [])})[:MAX_METRICS]
+            keys = sorted({m["key"] for m in data.get("metrics", [])}, key=lambda k: (k != first, k))[:MAX_METRICS]
             return RunData({key: self.server.metric_points(space, run.run_id, key) for key in keys},
                            {p["key"]: p.get("value", "") for p in data.get("params", [])})
         except EmulatorError as exc:
@@ -64,14 +79,8 @@ class StudioRuns:
     def best(self, trials: Iterable[Job], metric: str, goal: str) -> dict[str, float | None]:
         """A sweep's trials: the best value each logged of the objective (None: none logged, or unreadable)."""
         pick = min if goal.lower() == "minimize" else max
-        with self.store.reading() as repo:
-            runs = {trial.name: repo.tracked_run(trial.key) for trial in trials}
         found: dict[str, float | None] = {}
-        for name, run in runs.items():
-            try:
-                values = [v for _, v in self.server.metric_points(tracking.mlflow_workspace(run.workspace_key),
-                                                                  run.run_id, metric)] if run else []
-            except EmulatorError:
-                values = []
-            found[name] = pick(values) if values else None
+        for trial in trials:
+            values = [v for _, v in self.run_data(trial, metric).metrics.get(metric, [])]
+            found[trial.name] = pick(values) if values else None
         return found
