@@ -25,7 +25,8 @@ def _api(settings: Settings) -> None:
     pki.write_jobs_bundle(settings.data_dir)
     _await_reconcile_pass(settings)
     uvicorn.run(create_app(settings, wake=_waker(settings)), host=settings.listen_host, port=settings.listen_port,
-                ssl_certfile=str(cert), ssl_keyfile=str(key), log_level="info", access_log=False)
+                ssl_certfile=str(cert), ssl_keyfile=str(key), log_level="info", access_log=False,
+                timeout_graceful_shutdown=3)  # a Studio page's open event stream must not hold a restart
 
 
 def _await_reconcile_pass(settings: Settings) -> None:

@@ -164,3 +164,41 @@ def _wrong_audience(audience: str, audiences: tuple[str, ...]) -> str:
         return (message + " It is a scoring token (an online endpoint's): it is accepted only on scoring URLs; "
                 f"the management API needs a token for '{audiences[0]}' (the cloud metadata's resourceManager).")
     return message
+
+
+# The Studio's browser session (`amlemu studio`): a one-time login ticket the CLI gets with its bearer token, traded
+# by the browser for a cookie. Both are "<expires>.<nonce>.<mac>", signed with the stack's secret.
+SESSION_COOKIE = "amlemu_studio"
+SESSION_SECONDS = 12 * 3600
+TICKET_SECONDS = 120
+
+
+def _signed_value(secret: bytes, kind: str, lifetime: int, now: float) -> str:
+    body = f"{int(now) + lifetime}.{secrets.token_urlsafe(16)}"
+    return f"{body}.{hmac.new(secret, f'{kind}:{body}'.encode(), 'sha256').hexdigest()[:32]}"
+
+
+def _checked_value(secret: bytes, kind: str, value: str | None, now: float) -> str | None:
+    """The nonce of a value we signed for `kind` that has not expired; None for anything else."""
+    expires, _, rest = (value or "").partition(".")
+    nonce, _, mac = rest.partition(".")
+    want = hmac.new(secret, f"{kind}:{expires}.{nonce}".encode(), "sha256").hexdigest()[:32]
+    if not (expires.isdigit() and nonce and hmac.compare_digest(want.encode(), mac.encode(errors="replace"))):
+        return None
+    return nonce if int(expires) > now else None
+
+
+def studio_ticket(secret: bytes, now: float) -> str:
+    return _signed_value(secret, "studio-ticket", TICKET_SECONDS, now)
+
+
+def studio_ticket_nonce(secret: bytes, ticket: str | None, now: float) -> str | None:
+    return _checked_value(secret, "studio-ticket", ticket, now)
+
+
+def studio_session(secret: bytes, now: float) -> str:
+    return _signed_value(secret, "studio-session", SESSION_SECONDS, now)
+
+
+def studio_session_valid(secret: bytes, cookie: str | None, now: float) -> bool:
+    return _checked_value(secret, "studio-session", cookie, now) is not None

@@ -7,7 +7,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from emulator.api import storage_xml
+from emulator.api import storage_xml, studio_pages
 from emulator.domain import unserved
 from emulator.errors import EmulatorError, NotFound, NotSupported
 
@@ -39,7 +39,17 @@ def _is_head(request: Request) -> bool:
     return request.method == "HEAD"
 
 
+STUDIO_TITLES = {401: "Sign in to the Studio", 403: "Not allowed", 404: "Not found"}
+
+
+def _studio(request: Request, status: int, message: str) -> Response:
+    """A Studio page's error is a page (a browser shows it), not ARM JSON."""
+    return studio_pages.error_page(request, status, STUDIO_TITLES.get(status, "Something went wrong"), message)
+
+
 async def _emulator_error(request: Request, exc: EmulatorError) -> Response:
+    if studio_pages.is_studio(request):
+        return _studio(request, exc.status, exc.message)
     if _is_storage(request):
         target = f" ({exc.target})" if exc.target else ""
         return storage_xml.error(exc.status, exc.code, exc.message + target, _is_head(request))
@@ -48,6 +58,9 @@ async def _emulator_error(request: Request, exc: EmulatorError) -> Response:
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
     errors = exc.errors()
+    if studio_pages.is_studio(request):
+        return _studio(request, 404, "The Studio has no such page: " + "; ".join(
+            f"{_field(tuple(e.get('loc', ())))}: {e['msg']}" for e in errors))
     if _is_storage(request):
         return storage_xml.error(400, "InvalidInput", "One of the request inputs is not valid.", _is_head(request))
     if errors and errors[0].get("type") == "json_invalid":
@@ -75,6 +88,8 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:
         code = {404: "ResourceNotFound", 405: "UnsupportedHttpVerb"}.get(exc.status_code, "InvalidInput")
         return storage_xml.error(exc.status_code, code, f"'{request.method} {request.url.path}' is not served.",
                                  _is_head(request))
+    if studio_pages.is_studio(request):
+        return _studio(request, exc.status_code, f"The Studio has no page {request.url.path} ({exc.detail}).")
     if exc.status_code in (404, 405) and (answer := _unserved(request)) is not None:
         return answer
     if exc.status_code == 404:
@@ -92,6 +107,8 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     message = "amlemu failed to handle the request; the api's log has the details."
     if _is_storage(request):
         return storage_xml.error(500, "InternalError", message, _is_head(request))
+    if studio_pages.is_studio(request):
+        return _studio(request, 500, message)
     return arm_error(500, "InternalServerError", message)
 
 

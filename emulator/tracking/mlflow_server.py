@@ -87,9 +87,20 @@ class MlflowServer:
 
     def metric_history(self, workspace: str, run_id: str, key: str) -> list[float]:
         """The values logged for a run's metric, in the order they were logged (by step, then time)."""
+        return [value for _, value in self.metric_points(workspace, run_id, key)]
+
+    def metric_points(self, workspace: str, run_id: str, key: str) -> list[tuple[int, float]]:
+        """(step, value) of each value logged for a run's metric, by step, then time."""
         found = self.call(workspace, "GET", f"{API}/metrics/get-history",
                           [("run_id", run_id), ("metric_key", key), ("max_results", "25000")])
         if found.status != 200:
             raise RuntimeUnavailable(f"MLflow could not read metric {key!r} of run {run_id}: {found.body[:300]!r}")
-        points = found.json().get("metrics", [])
-        return [p["value"] for p in sorted(points, key=lambda p: (int(p.get("step", 0)), int(p.get("timestamp", 0))))]
+        points = sorted(found.json().get("metrics", []), key=lambda p: (int(p.get("step", 0)), int(p.get("timestamp", 0))))
+        return [(int(p.get("step", 0)), float(p["value"])) for p in points]
+
+    def run_data(self, workspace: str, run_id: str) -> dict:
+        """A run's `data`: its latest metrics, params and tags (MLflow's runs/get)."""
+        found = self.call(workspace, "GET", f"{API}/runs/get", [("run_id", run_id)])
+        if found.status != 200:
+            raise RuntimeUnavailable(f"MLflow could not read run {run_id}: {found.body[:300]!r}")
+        return found.json().get("run", {}).get("data", {})

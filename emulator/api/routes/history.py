@@ -18,8 +18,9 @@ DISCOVERY_KEYS = ("api", "catalog", "experimentation", "gallery", "history", "hy
 
 @router.get("/discovery")
 def discovery(ctx: Ctx) -> dict:
-    """Unauthenticated, as in Azure: every data-plane service of the workspace is this emulator."""
-    return {key: ctx.settings.public_url for key in DISCOVERY_KEYS}
+    """Unauthenticated, as in Azure: every data-plane service of the workspace is this emulator; its Studio is
+    under /studio (Azure's is https://ml.azure.com)."""
+    return {key: ctx.settings.public_url + ("/studio" if key == "studio" else "") for key in DISCOVERY_KEYS}
 
 
 @router.get(HISTORY + "/runs/{run_id}/details", dependencies=[Depends(authorized)])

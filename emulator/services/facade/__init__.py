@@ -15,10 +15,13 @@ from emulator.services.facade.preemption import Preemption
 from emulator.services.facade.registries import Registries
 from emulator.services.facade.run_artifacts import RunArtifacts
 from emulator.services.facade.schedules import Schedules
+from emulator.services.facade.studio import Studio
+from emulator.services.facade.studio_sessions import StudioSessions
 from emulator.services.facade.timeline import Timeline
 from emulator.services.facade.tracking import Tracking
 from emulator.services.facade.workspaces import Workspaces
 from emulator.services.metrics import Metrics
+from emulator.services.studio_runs import StudioRuns
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.tracking.mlflow_server import MlflowServer
@@ -44,13 +47,18 @@ class Services:
     schedules: Schedules
     timeline: Timeline
     metrics: Metrics
+    studio: Studio
+    studio_sessions: StudioSessions
 
     @classmethod
     def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
         def each(kind):
             return kind(settings, store, secret, clock)
+        mlflow = MlflowServer(settings.mlflow_url)  # one client (and connection pool) for tracking and the Studio
         return cls(store, each(Workspaces), each(Computes), each(Locations), each(Assets), each(Datastores),
                    each(Jobs), each(OnlineEndpoints), each(OnlineDeployments), each(BatchEndpoints),
                    each(BatchDeployments), each(Preemption),
-                   each(Registries), Tracking(settings, store, secret, clock, MlflowServer(settings.mlflow_url)), each(RunArtifacts),
-                   each(Schedules), each(Timeline), Metrics(store, clock))
+                   each(Registries), Tracking(settings, store, secret, clock, mlflow), each(RunArtifacts),
+                   each(Schedules), each(Timeline), Metrics(store, clock),
+                   Studio(settings, store, secret, clock, StudioRuns(settings.data_dir, store, mlflow)),
+                   each(StudioSessions))

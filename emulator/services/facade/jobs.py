@@ -1,24 +1,10 @@
 """Jobs as the api calls them: submit, read, list, cancel, and the RunHistory data plane's reads."""
 
-from dataclasses import dataclass
-
-from emulator import confined
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts
 from emulator.services import jobs, pipelines, sweeps, workspaces
 from emulator.services.external_data import ExternalData
 from emulator.services.facade.base import Service
 from emulator.store.tables import Job, Workspace
-
-PAGE_LOG_LINES = 400
-
-
-@dataclass(frozen=True)
-class JobPage:
-    """What the job's page shows besides its record: the end of its log and where its outputs go."""
-    row: Job
-    log: str
-    outputs: dict[str, str]  # output name -> its URI
 
 
 class Jobs(Service):
@@ -67,10 +53,3 @@ class Jobs(Service):
         """{uri, type} by asset id, for the ids that name a job output."""
         with self.in_workspace(ref) as (repo, _):
             return {asset_id: found for asset_id in asset_ids if (found := jobs.output_location(repo, ref, asset_id))}
-
-    def page(self, ref: WorkspaceRef, name: str) -> JobPage:
-        row = self.job(ref, name)
-        log = f"{artifacts.directory(ref, row.name)}/{artifacts.main_log(row.body)}"
-        outputs = {output: artifacts.output_uri(row.name, output, entry)
-                   for output, entry in row.body.get("outputs", {}).items()}
-        return JobPage(row, confined.last_lines(self.settings.data_dir, log, PAGE_LOG_LINES), outputs)
