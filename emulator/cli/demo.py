@@ -24,6 +24,7 @@ import typer
 from rich.console import Console
 
 from emulator.cli import rest as rest_api
+from emulator.cli import studio
 from emulator.cli.demo_summary import render_summary, results_agree
 from emulator.cli.demo_timeline import STRIP_WIDTH, TERMINAL, JobView, NodeView, Timeline
 from emulator.cli.stack import ROOT, Stack, apply_client_shim
@@ -201,7 +202,9 @@ def _ml_client(stack: Stack, workspace: str):
 def preemption(nodes: int = typer.Option(2, min=1, max=4, help="The cluster's maximum node count."),
                jobs: int = typer.Option(3, min=1, max=6, help="How many times to submit the checkpointing job."),
                preemptions: int = typer.Option(2, min=0, max=10, help="How many running nodes to preempt."),
-               workspace: str | None = typer.Option(None, help="The workspace (default: AMLEMU_WORKSPACE).")) -> None:
+               workspace: str | None = typer.Option(None, help="The workspace (default: AMLEMU_WORKSPACE)."),
+               open_studio: bool = typer.Option(False, "--open", help="Follow it in the Studio too: open the "
+                                                "cluster's timeline in your browser.")) -> None:
     """Preempt nodes of a low-priority cluster under checkpointing jobs, and watch them resume, live."""
     from rich.live import Live
 
@@ -215,6 +218,8 @@ def preemption(nodes: int = typer.Option(2, min=1, max=4, help="The cluster's ma
     try:
         with console.status(f"creating low-priority cluster {demo.cluster}"):
             demo.create_cluster()
+        if open_studio:
+            studio.open_page(stack, f"/timeline?subject={demo.cluster}", workspace)
         with Live(demo.timeline.render(demo.title()), console=console, auto_refresh=False) as live:
             done = demo.run(live)
         if not done:

@@ -53,10 +53,10 @@ def of_deployment(row: OnlineDeployment, before: list[dict], after: list[dict], 
 
 
 def after(repo: Repository, workspace_key: str | None, after_id: int, limit: int = PAGE,
-          kinds_wanted: tuple[str, ...] = (), subject: str | None = None) -> list[Event]:
+          kinds_wanted: tuple[str, ...] = (), subject: str | None = None, newest: bool = False) -> list[Event]:
     """A page of events after `after_id`: of `kinds_wanted` (none: all), about `subject` or what is under it (a
-    job's key, or a workspace's for all of it)."""
-    return repo.events_after(workspace_key, after_id, max(1, min(limit, PAGE)), kinds_wanted, subject)
+    job's key, or a workspace's for all of it); `newest`: the last page, newest first."""
+    return repo.events_after(workspace_key, after_id, max(1, min(limit, PAGE)), kinds_wanted, subject, newest)
 
 
 def happened(rows: list[Event]) -> list[Happened]:

@@ -234,9 +234,10 @@ class Repository:
 
     # the event timeline
     def events_after(self, workspace_key: str | None, after_id: int, limit: int, kinds: tuple[str, ...] = (),
-                     subject: str | None = None) -> list[Event]:
-        """Events with ids above `after_id`, oldest first: one workspace's (None: all), of `kinds` (empty: all), about
-        `subject` or what is under it (an endpoint's deployments)."""
+                     subject: str | None = None, newest: bool = False) -> list[Event]:
+        """Events with ids above `after_id`, oldest first (`newest`: the last `limit` of them, newest first): one
+        workspace's (None: all), of `kinds` (empty: all), about `subject` or what is under it (an endpoint's
+        deployments)."""
         query = select(Event).where(Event.id > after_id)
         if workspace_key is not None:
             query = query.where(Event.workspace_key == workspace_key.lower())
@@ -245,7 +246,7 @@ class Repository:
         if subject is not None:
             subject = subject.lower().rstrip("/")
             query = query.where(or_(Event.subject == subject, Event.subject.startswith(subject + "/")))
-        return list(self.session.scalars(query.order_by(Event.id).limit(limit)))
+        return list(self.session.scalars(query.order_by(Event.id.desc() if newest else Event.id).limit(limit)))
 
     def event_counts(self, kind: str) -> list[tuple[str, str, int]]:
         """(workspace key, subject, how many) of the retained events of one kind."""

@@ -76,8 +76,14 @@ def _log_in(browser, page: str, lands_on: str) -> None:
     WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith(lands_on), message=f"to land on {lands_on}")
 
 
+def _data(browser, selector: str, attribute: str = "state") -> list[str]:
+    """The elements' data attribute, read in one script: the live stream may swap them between two calls."""
+    return browser.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map(e => e.dataset[arguments[1]])", selector, attribute)
+
+
 def _data_state(browser, selector: str) -> list[str]:
-    return [e.get_attribute("data-state") for e in browser.find_elements(By.CSS_SELECTOR, selector)]
+    return _data(browser, selector)
 
 
 @pytest.mark.timeout(900)  # a first run builds the sklearn environment
@@ -87,7 +93,7 @@ def test_a_jobs_web_view_follows_it_to_completed_and_draws_its_metrics(ml_client
     assert browser.find_element(By.ID, "job-status").get_attribute("data-status") not in ENDED
     browser.execute_script(WATCH_STATUS, "loaded once")
     WebDriverWait(browser, 900, poll_frequency=1).until(
-        lambda d: d.find_element(By.ID, "job-status").get_attribute("data-status") in ENDED,
+        lambda d: set(_data(d, "#job-status", "status")) & set(ENDED),
         message="the page to show the job ended (a first run builds the sklearn environment)")
     log = browser.find_element(By.ID, "log").text
     assert browser.find_element(By.ID, "job-status").get_attribute("data-status") == "Completed", log[-3000:]
@@ -126,7 +132,7 @@ def test_the_compute_pages_node_strip_shows_a_preemption_live(ml_client, rest, w
         strip = f'section[data-compute="{spot_cluster}"] .strip .node'
         WebDriverWait(browser, 180, poll_frequency=0.5).until(lambda d: _data_state(d, strip) == ["running"],
                                                                message="a running node on the strip")
-        (node,) = [e.get_attribute("data-node") for e in browser.find_elements(By.CSS_SELECTOR, strip)]
+        (node,) = _data(browser, strip, "node")
         preempted = rest.post(f"/_emulator{workspace_path}/computes/{spot_cluster}/preempt", json={"nodeId": node})
         assert preempted.status_code == 202, preempted.text
         WebDriverWait(browser, 60, poll_frequency=0.3).until(
@@ -136,6 +142,13 @@ def test_the_compute_pages_node_strip_shows_a_preemption_live(ml_client, rest, w
         _shot(browser, "compute")
         browser.get(f"{browser.current_url}/{spot_cluster}")  # the cluster's own page
         assert "preempted" in _data_state(browser, strip)
+        assert browser.find_elements(By.CSS_SELECTOR, "p.cost[data-dollars]")  # what its nodes cost so far
+        browser.get(f"{browser.current_url.rsplit('/computes/', 1)[0]}/timeline?subject={spot_cluster}")
+        kinds = _data(browser, "tr[data-kind]", "kind")
+        assert {"node.added", "node.up", "node.notice", "node.preempted"} <= set(kinds), kinds
+        assert kinds.count("node.preempted") == 1  # newest first: the preemption after its notice, after the node came up
+        assert kinds.index("node.preempted") < kinds.index("node.notice") < kinds.index("node.up")
+        _shot(browser, "timeline")
     finally:
         ml_client.jobs.begin_cancel(name).result()
 

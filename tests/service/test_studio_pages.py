@@ -90,6 +90,7 @@ def test_the_jobs_list_filters_by_status_experiment_compute_and_tag(client, auth
     "/studio/subscriptions/{sub}/resourceGroups/amlemu/providers/Microsoft.MachineLearningServices/workspaces/nope/jobs",
     STUDIO + "/jobs/no-such-job", STUDIO + "/computes/no-such-compute", STUDIO + "/onlineEndpoints/no-such-endpoint",
     STUDIO + "/batchEndpoints/no-such-endpoint", "/studio/no/such/page", STUDIO + "/jobs/x/file?path=a",
+    STUDIO + "/timeline?subject=no-such-thing",
 ])
 def test_unknown_ids_give_the_studios_404_page(client, auth, path):
     _login(client, auth)
@@ -159,3 +160,33 @@ def test_a_page_streams_its_live_part_once_per_change(app, client, auth):
 
 def test_discovery_points_the_studio_at_its_pages(client):
     assert client.get("/discovery").json()["studio"] == "https://localhost:8443/studio"
+
+
+def test_the_timeline_shows_the_events_newest_first_and_the_cost_so_far(client, auth, app):
+    """What the controller records (services/events.py) is what the page shows, of the workspace or of one compute."""
+    from datetime import UTC, datetime, timedelta
+
+    from emulator.domain import events as kinds
+    from emulator.services import events
+
+    _login(client, auth)
+    ws = WorkspaceRef(SUB, "amlemu", "amlemu")
+    cpu, start = f"{ws.key}/computes/cpu", datetime.now(UTC) - timedelta(hours=1)
+    with app.state.context.store.transaction() as repo:
+        events.record(repo, ws.key, kinds.NODE_ADDED, cpu, start, node="n1", vmSize="Standard_DS3_v2",
+                      priority="LowPriority")
+        events.record(repo, ws.key, kinds.NODE_NOTICE, cpu, start + timedelta(minutes=30), node="n1")
+        events.record(repo, ws.key, kinds.NODE_PREEMPTED, cpu, start + timedelta(minutes=31), node="n1", job="j<b>")
+        events.record(repo, ws.key, kinds.JOB_STATUS, f"{ws.key}/jobs/other", start, status="Queued")
+    page = client.get(f"{STUDIO}/timeline")
+    assert page.status_code == 200
+    shown = [kind for kind in ("node.preempted", "node.notice", "node.added", "job.status")
+             if f'data-kind="{kind}"' in page.text]
+    assert shown == ["node.preempted", "node.notice", "node.added", "job.status"]
+    order = [page.text.index(f'data-kind="{kind}"') for kind in ("node.preempted", "node.notice", "node.added")]
+    assert order == sorted(order)  # newest first
+    assert "job=j&lt;b&gt;" in page.text  # what a job's name holds is text
+    one = client.get(f"{STUDIO}/timeline", params={"subject": "cpu"}).text
+    assert 'data-kind="node.added"' in one and 'data-kind="job.status"' not in one
+    # 31 minutes of a low-priority DS3 v2 in East US: $0.0586/h (cost.py)
+    assert 'data-dollars="0.0303"' in one

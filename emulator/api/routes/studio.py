@@ -61,13 +61,20 @@ def workspace(ctx: Ctx, ws: Ws, request: Request, _: Viewer) -> Response:
 @router.get(WS + "/computes")
 def computes(ctx: Ctx, ws: Ws, request: Request, _: Viewer) -> Response:
     return show(request, "computes.html",
-                lambda: dict(zip(("workspace", "cards"), ctx.services.studio.computes(ws), strict=True)))
+                lambda: dict(zip(("workspace", "cards", "report"), ctx.services.studio.computes(ws), strict=True)))
 
 
 @router.get(WS + "/computes/{name}")
 def compute(ctx: Ctx, ws: Ws, name: str, request: Request, _: Viewer) -> Response:
     return show(request, "computes.html",
-                lambda: dict(zip(("workspace", "cards"), ctx.services.studio.computes(ws, name), strict=True), single=name))
+                lambda: dict(zip(("workspace", "cards", "report"), ctx.services.studio.computes(ws, name), strict=True),
+                             single=name))
+
+
+@router.get(WS + "/timeline")
+def timeline(ctx: Ctx, ws: Ws, request: Request, _: Viewer, subject: str | None = None) -> Response:
+    """Every platform event of the workspace (or of one compute or job), newest first, and what it cost."""
+    return show(request, "timeline.html", lambda: {"view": ctx.services.studio.timeline(ws, subject)})
 
 
 @router.get(WS + "/jobs")

@@ -9,7 +9,17 @@ from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
 from emulator.domain.storage import datastores
 from emulator.errors import EmulatorError, NotFound
-from emulator.services import batch_endpoints, batch_invoke, computes, endpoints, instances, jobs, workspaces
+from emulator.services import (
+    batch_endpoints,
+    batch_invoke,
+    computes,
+    cost,
+    endpoints,
+    events,
+    instances,
+    jobs,
+    workspaces,
+)
 from emulator.services.facade.base import Service
 from emulator.services.studio_runs import RunData, StudioRuns
 from emulator.store.repositories import Repository
@@ -17,6 +27,7 @@ from emulator.store.tables import (
     BatchDeployment,
     BatchEndpoint,
     Compute,
+    Event,
     Job,
     Node,
     OnlineDeployment,
@@ -25,6 +36,7 @@ from emulator.store.tables import (
 )
 
 PAGE_LOG_LINES = 400
+TIMELINE_EVENTS = 300  # the newest events a timeline page shows
 PROGRESS = "logs/job_progress_overview.txt"  # what the parallel runner writes (emulator/in_job/parallel_run.py)
 JOB_FILTERS = ("status", "experiment", "compute", "tag")
 
@@ -34,6 +46,14 @@ class ComputeCard:
     row: Compute
     nodes: list[Node]
     instance: dict | None  # an instance's state and applications (services/instances.arm_status)
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    workspace: Workspace
+    events: list[Event]  # newest first
+    subject: str | None  # the compute or job they are about; None: the whole workspace
+    report: cost.Report  # what the workspace's VMs cost so far
 
 
 @dataclass(frozen=True)
@@ -96,11 +116,26 @@ class Studio(Service):
     def workspace(self, ref: WorkspaceRef) -> Workspace:
         return self._workspace(ref)
 
-    def computes(self, ref: WorkspaceRef, name: str | None = None) -> tuple[Workspace, list[ComputeCard]]:
-        """Every compute of the workspace, or the one named (NotFound if there is none)."""
+    def computes(self, ref: WorkspaceRef, name: str | None = None) -> tuple[Workspace, list[ComputeCard],
+                                                                            cost.Report]:
+        """Every compute of the workspace, or the one named (NotFound if there is none), and what they cost."""
         with self.in_workspace(ref) as (repo, workspace):
             rows = [computes.get(repo, ref, name)] if name else repo.computes(ref.key)
-            return workspace, [self._card(repo, row) for row in rows if not serverless.is_serverless(row.name)]
+            cards = [self._card(repo, row) for row in rows if not serverless.is_serverless(row.name)]
+            return workspace, cards, cost.report(repo, workspace, None, self.clock())
+
+    def timeline(self, ref: WorkspaceRef, subject: str | None = None) -> TimelineView:
+        """The workspace's newest events, or those of one compute or job (NotFound if it has neither)."""
+        with self.in_workspace(ref) as (repo, workspace):
+            key = None
+            if subject:
+                key = next((k for k in (f"{workspace.key}/computes/{subject}".lower(),
+                                        f"{workspace.key}/jobs/{subject}".lower()) if repo.compute(k) or repo.job(k)),
+                           None)
+                if key is None:
+                    raise NotFound(f"Workspace {ref.name} has no compute or job named {subject!r}.", target="subject")
+            rows = events.after(repo, workspace.key, 0, TIMELINE_EVENTS, subject=key, newest=True)
+            return TimelineView(workspace, rows, subject, cost.report(repo, workspace, None, self.clock()))
 
     @staticmethod
     def _card(repo: Repository, row: Compute) -> ComputeCard:
