@@ -1,7 +1,9 @@
-"""A preemption storm (issue point 6), compressed: 30 checkpointing jobs on a low-priority cluster of at most 3
+"""A preemption storm (issue point 6), compressed: 12 checkpointing jobs on a low-priority cluster of at most 3
 nodes, preempted at random on average every 10 s of platform time (here × the time scale). Every job must end
 Completed with the result an undisturbed run gives, written once; no job may be stuck; and once the cluster is
-back to zero nodes, no container of the stack may be left."""
+back to zero nodes, no container of the stack may be left. The issue's full 30 jobs run in `make bench-storm`,
+through the SDK at real speed; here 12 keep the suite's time down while the storm still takes several nodes
+from under running jobs (the assertions below say how many at least)."""
 
 import json
 import time
@@ -12,7 +14,7 @@ from emulator.services import preemption
 from tests.integration.lab import Lab
 from tests.samples import CHECKPOINTING, checkpointing_result
 
-JOBS, MAX_NODES = 30, 3
+JOBS, MAX_NODES = 12, 3
 MEAN_SECONDS, SEED = 10.0, 20260611  # platform seconds between preemptions (scaled below); a fixed timeline
 SCALE = 0.2  # 10 s → 2 s between preemptions, the 30 s notice → 6 s, a preempted node listed 60 s → 12 s
 STEPS, STEP_SECONDS, CHECKPOINT_EVERY = 12, 0.15, 3
@@ -66,7 +68,7 @@ def _log(lab: Lab, name: str) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def test_thirty_checkpointing_jobs_survive_a_preemption_storm_on_three_nodes(lab):
+def test_checkpointing_jobs_survive_a_preemption_storm_on_three_nodes(lab):
     started = time.monotonic()
     lab.cluster("spot", max_nodes=MAX_NODES, idle="PT10S", priority="LowPriority")  # idle: 2 s once scaled
     with lab.store.transaction() as repo:

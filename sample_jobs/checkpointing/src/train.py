@@ -37,7 +37,10 @@ TRUE_A, TRUE_B = 2.5, -1.0
 
 
 def log(message: str) -> None:
-    print(message, flush=True)
+    # One write per line: print() writes the text and its newline separately, so the notice watcher's thread
+    # could start its line in the middle of a step's.
+    sys.stdout.write(f"{message}\n")
+    sys.stdout.flush()
 
 
 def parse_args(argv=None) -> argparse.Namespace:
