@@ -25,9 +25,10 @@ def render(report: dict) -> Group:
                    "if low priority"):
         computes.add_column(column, no_wrap=True, justify="right" if column[0] in "V$cil" else "left")
     for line in report["computes"]:
+        # a compute instance cannot be low priority: nothing to compare it with
+        low = "-" if line["kind"] == "instance" else _money(line["lowPriorityDollars"])
         computes.add_row(line["name"], line["kind"], line["vmSize"], line["priority"], f"{line['seconds'] / 3600:.3f}",
-                         f"{line['dollarsPerHour']:.4f}", _money(line["dollars"]), _money(line["dedicatedDollars"]),
-                         _money(line["lowPriorityDollars"]))
+                         f"{line['dollarsPerHour']:.4f}", _money(line["dollars"]), _money(line["dedicatedDollars"]), low)
     jobs = Table(title="jobs (node-hours they held)", title_justify="left")
     for column in ("job", "compute", "node-hours", "cost"):
         jobs.add_column(column, no_wrap=True)
@@ -48,7 +49,8 @@ def cost(workspace: str | None = typer.Option(None, help="A workspace (default: 
          budget: float | None = typer.Option(None, help="Set the workspace's budget in USD (0 removes it): a "
                                                         "budget.exceeded event once its cost reaches it."),
          as_json: bool = typer.Option(False, "--json", help="The report as JSON.")) -> None:
-    """What the VMs of your clusters and deployments would have cost in Azure: per compute, per job, per workspace."""
+    """What the VMs of your clusters, compute instances and deployments would have cost in Azure: per compute, per
+    job, per workspace."""
     stack = Stack.from_env()
     client = rest.running_client(stack)
     if budget is not None:

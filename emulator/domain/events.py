@@ -19,6 +19,10 @@ JOB_STATUS = "job.status"  # data: status, previous, attempt, message
 JOB_ATTEMPT = "job.attempt"  # an attempt's rank claimed by a node (data: attempt, rank, node)
 JOB_REQUEUED = "job.requeued"  # back to the queue as its next attempt (data: attempt, reason, preempted)
 IMAGE_BUILT = "image.built"  # a job's environment image was built for it (data: image)
+# compute instances (subject: the instance's key): its VM is billed from started to stopped, as Azure bills a
+# compute instance while it runs and not while it is stopped
+INSTANCE_STARTED = "instance.started"  # created, started or restarted from a state with no VM (data: vmSize, state)
+INSTANCE_STOPPED = "instance.stopped"  # stopped, deleted, or failed to come up (data: state)
 # online deployments (subject: the deployment's key)
 DEPLOYMENT_INSTANCES = "deployment.instances"  # its instances changed (data: instances, ready, instanceType)
 DEPLOYMENT_ROLLED = "deployment.rolled"  # every instance of its generation ready (data: generation, capacity)
@@ -68,6 +72,26 @@ def node_lifetimes(events: Iterable[Happened], alive: set[str]) -> list[Lifetime
     for node, begun in started.items():
         end = None if node in alive else last[node]
         done.append(Lifetime(begun.compute, node, begun.vm_size, begun.priority, begun.start, end))
+    return sorted(done, key=lambda life: life.start)
+
+
+def instance_lifetimes(events: Iterable[Happened], existing: set[str]) -> list[Lifetime]:
+    """Each compute instance's running spells, oldest first. One with no stop that no longer exists (its stop was
+    not recorded: its workspace went) ends at its last event."""
+    started: dict[str, Lifetime] = {}
+    last: dict[str, datetime] = {}
+    done: list[Lifetime] = []
+    for event in sorted((e for e in events if e.kind.startswith("instance.")), key=lambda e: e.time):
+        key = event.subject
+        last[key] = event.time
+        if event.kind == INSTANCE_STARTED and key not in started:
+            started[key] = Lifetime(key, key, event.data.get("vmSize", ""), "Dedicated", event.time, None)
+        elif event.kind == INSTANCE_STOPPED and key in started:
+            begun = started.pop(key)
+            done.append(Lifetime(key, key, begun.vm_size, begun.priority, begun.start, event.time))
+    for key, begun in started.items():
+        end = None if key in existing else last[key]
+        done.append(Lifetime(key, key, begun.vm_size, begun.priority, begun.start, end))
     return sorted(done, key=lambda life: life.start)
 
 

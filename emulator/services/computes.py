@@ -6,7 +6,7 @@ from emulator.domain import names, payload
 from emulator.domain.compute import cluster, serverless
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
-from emulator.services import instances, operations
+from emulator.services import events, instances, operations
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Operation, Workspace
 
@@ -88,6 +88,8 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
                       created_at=now, modified_at=now, allocation_changed_at=now,
                       instance=instances.new_record(sent_inner, now) if compute_type == "ComputeInstance" else None)
         repo.add(row)
+        if row.instance:
+            events.of_instance(row, None, now)  # its VM is billed from now
         return row, operations.start(repo, key, "Create", now), True
     _check_update(row, stored)
     row.body, row.modified_at = stored, now

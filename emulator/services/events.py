@@ -6,6 +6,7 @@ from datetime import datetime
 from sqlalchemy.orm import object_session
 
 from emulator.domain import events as kinds
+from emulator.domain.compute import instance
 from emulator.domain.events import Happened
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Event, Node, OnlineDeployment
@@ -37,6 +38,17 @@ def of_node(compute: Compute, node: Node, kind: str, now: datetime, **data) -> N
     """A node's event: its cluster is the subject. Compute instances' job slots are not VMs of their own."""
     if compute.compute_type == "AmlCompute":
         record_beside(node, compute.workspace_key, kind, compute.key, now, node=node.node_id, **data)
+
+
+def of_instance(row: Compute, before: str | None, now: datetime) -> None:
+    """A compute instance's state changed from `before` (None: it is new): recorded when its VM starts or stops
+    being billed (what the meter prices)."""
+    after = instance.InstanceState(row.instance["state"])
+    billed = instance.billing(instance.InstanceState(before) if before else None, after)
+    if billed is not None:
+        size = row.body["properties"]["properties"].get("vmSize") if billed else None
+        record_beside(row, row.workspace_key, kinds.INSTANCE_STARTED if billed else kinds.INSTANCE_STOPPED, row.key,
+                      now, state=after.value, vmSize=size)
 
 
 def workspace_of(deployment: OnlineDeployment) -> str:
@@ -72,5 +84,6 @@ def all_of(repo: Repository, workspace_key: str | None, kinds_wanted: tuple[str,
     return found
 
 
+INSTANCE_KINDS = (kinds.INSTANCE_STARTED, kinds.INSTANCE_STOPPED)
 NODE_KINDS = (kinds.NODE_ADDED, kinds.NODE_UP, kinds.NODE_LEAVING, kinds.NODE_NOTICE, kinds.NODE_PREEMPTED,
               kinds.NODE_UNUSABLE, kinds.NODE_GONE)

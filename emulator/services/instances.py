@@ -17,6 +17,7 @@ from emulator.domain import payload
 from emulator.domain.compute import instance, schedules, vm_sizes
 from emulator.domain.compute.instance import InstanceState, Trigger
 from emulator.errors import ValidationFailed
+from emulator.services import events
 from emulator.store.tables import Compute
 
 INNER = "properties.properties"
@@ -111,11 +112,18 @@ def ask(row: Compute, action: str, trigger: Trigger, now: datetime) -> bool:
     if began is None:
         return False
     state, operation = began
-    record = {**row.instance, "state": state.value, "lastOperation": operation.to_row(), "idleSince": None}
-    if action in ("Start", "Restart"):
-        record["generation"] = record.get("generation", 1) + 1
-    row.instance, row.modified_at = record, now
+    generation = row.instance.get("generation", 1) + (1 if action in ("Start", "Restart") else 0)
+    change(row, now, state=state.value, lastOperation=operation.to_row(), idleSince=None, generation=generation)
+    row.modified_at = now
     return True
+
+
+def change(row: Compute, now: datetime, **fields) -> None:
+    """Change the instance's record; a change of state that starts or stops its VM goes on the timeline in the same
+    transaction (what the cost meter bills)."""
+    before = row.instance.get("state")
+    row.instance = {**row.instance, **fields}
+    events.of_instance(row, before, now)
 
 
 def set_idle_time(row: Compute, value: object, now: datetime) -> None:

@@ -106,8 +106,9 @@ class StoreCollector(Collector):
         dollars = CounterMetricFamily("amlemu_cost_dollars", "What the same VMs would have cost in Azure, in USD "
                                       "(retail prices of the workspace's region; see `amlemu cost`).",
                                       labels=["workspace", "compute", "kind", "vm_size", "priority"])
-        seconds = CounterMetricFamily("amlemu_vm_seconds", "VM-seconds metered: nodes of clusters, instances of "
-                                      "deployments.", labels=["workspace", "compute", "kind"])
+        seconds = CounterMetricFamily("amlemu_vm_seconds", "VM-seconds metered: nodes of clusters, compute "
+                                      "instances while running, instances of deployments.",
+                                      labels=["workspace", "compute", "kind"])
         for workspace in repo.all_workspaces():
             for line in cost.report(repo, workspace, None, now).lines:
                 dollars.add_metric([workspace.name, line.name, line.kind, line.vm_size, line.priority], line.dollars)

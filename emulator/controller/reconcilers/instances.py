@@ -151,7 +151,7 @@ class InstanceReconciler:
         running = sum(1 for job in out if job.status != "Queued")
         state = instance.with_jobs(instances.state_of(row), running)
         if state != instances.state_of(row):
-            row.instance = {**row.instance, "state": state.value, "idleSince": None}
+            instances.change(row, now, state=state.value, idleSince=None)
 
     def _follow_schedules(self, row: Compute, now: datetime) -> None:
         """Start or stop as the instance's enabled schedules say, once per firing (the latest wins)."""
@@ -208,13 +208,12 @@ class InstanceReconciler:
         """The operation in progress is done: its end state, its LRO finished."""
         operation = instance.LastOperation.from_row(row.instance["lastOperation"])
         state, done = instance.finish(operation, True, now)
-        record = {**row.instance, "state": state.value, "lastOperation": done.to_row()}
         if operation.name == "Create":
             row.provisioning_state = "Succeeded"
-        row.instance = record
+        instances.change(row, now, state=state.value, lastOperation=done.to_row())
         operations.finish(repo, row.key, now)
         log.info("instance %s: %s done, %s", row.name, operation.name, state.value)
-        if operation.name == "Create" and record.get("createStopped"):
+        if operation.name == "Create" and row.instance.get("createStopped"):
             instances.ask(row, "Stop", Trigger.USER, now)
 
     # ---------------------------------------------------------------- containers
@@ -266,7 +265,7 @@ class InstanceReconciler:
         if operation.status != "InProgress":
             return
         state, done = instance.finish(operation, False, now)
-        row.instance = {**row.instance, "state": state.value, "lastOperation": done.to_row()}
+        instances.change(row, now, state=state.value, lastOperation=done.to_row())
         if operation.name == "Create":
             row.provisioning_state, row.provisioning_errors = "Failed", [{"error": error}]
         operations.finish(repo, row.key, now, status="Failed", error=error)

@@ -1,21 +1,29 @@
 """The cost meter: what the same VMs would cost in Azure, per hour and per second, from Azure's retail prices.
 
 Dedicated figures are Linux pay-as-you-go USD per hour in East US. Azure's Retail Prices API (prices.azure.com)
-cannot be reached from the machines this was built on; these were read on 2026-11-27 from public price tables
-that quote it (found with the search tool: several independent cost calculators agree): DS3_v2 $0.293, DS4_v2
-$0.585, DS5_v2 $1.17; D2s_v3 $0.096, D16s_v3 $0.768, D32s_v3 $1.536, D64s_v3 $3.072; E4s_v3 $0.252; F4s_v2 $0.169;
-NC6 $0.90, NC12 $1.80, NC24 $3.60; NC6s_v3 $3.06; ND40rs_v2 $22.03; NV6 $1.14, NV12 $2.28. Not checked against
-the API (the author's recollection of Azure's price list): DS1_v2 $0.073, DS2_v2 $0.146, the DSv2 high-memory
-sizes (DS12_v2 $0.371), NCasT4_v3 (NC4as $0.526), ND $2.07 per P40, NVv3 $1.14 per 12 vCPUs. Re-read them from
-the API where it can be reached (`armSkuName eq '<size>' and armRegionName eq 'eastus' and priceType eq
-'Consumption'`).
+cannot be reached from the machines this was built on; the figures were read on 2026-11-27 from public price
+tables that quote it, found with the search tool:
+- Checked in a per-size price list of Azure VMs (Linux and Windows per hour; GitHub RMRanjit/SUNA-UI,
+  src/dummy_data/AzureVMsPricing.js, which does not name its region; its DS3_v2 $0.293, D16s_v3 $0.768, NC6s_v3
+  $3.06 and ND40rs_v2 $22.032 are the East US figures the calculators quote): DS1_v2 to DS5_v2 $0.073, $0.146,
+  $0.293, $0.585, $1.17 (D2_v2 to D5_v2 the same); DS11_v2 $0.185, DS12_v2 $0.371, DS13_v2 $0.741, DS14_v2
+  $1.482, DS15_v2 $1.853; D v1 D2 $0.154, D3 $0.308, D4 $0.616; Dsv3 $0.048 a vCPU (D2s_v3 $0.096, D16s_v3
+  $0.768, D32s_v3 $1.536); Ev3 $0.063 a vCPU (E2_v3 $0.126, E16_v3 $1.008, E32_v3 $2.016); NC $0.90 a K80 (NC6,
+  NC12, NC24); NC6s_v3 $3.06 a V100; NCasT4_v3 NC4as $0.526, NC8as $0.752, NC64as $4.352; ND $2.07 a P40 (ND6s
+  $2.07, ND12s $4.14, ND24s $8.28); ND40rs_v2 $22.032; NV $1.14 an M60 (NV6, NV12 $2.28); NVv3 $1.14 per 12
+  vCPUs (NV12s_v3 $1.14, NV24s_v3 $2.28, NV48s_v3 $4.56).
+- Read earlier from several cost calculators that agree (not re-checked here): F4s_v2 $0.169.
+- Not checked (the author's recollection of Azure's price list): NC16as_T4_v3 $1.204; D1_v2 and the high-memory
+  D11_v2-D15_v2 (priced as their DS twins); D64s_v3 $3.072 (Dsv3's rate; the list stops at D48s_v3 $2.304).
+Re-read them from the API where it can be reached (`armSkuName eq '<size>' and armRegionName eq 'eastus' and
+priceType eq 'Consumption'`).
 
 Documented fallbacks, for what no figure was found for: a size is priced at its series' rate per vCPU (Azure
-prices a series linearly in vCPUs: D2s_v3 to D64s_v3 above); D v1 is priced as the Dv2 size of its shape, Ddsv4
-at Dsv3's rate times 1.18, Eav4 at Ev3's, H at Fsv2's times 2.5. Low priority is 20 % of dedicated ("up to 80 %"
-off, Azure ML's pricing page; spot prices move hourly, the meter keeps one figure). Other regions scale East US by
-one factor each (West Europe's D2s_v3 at $0.115 against $0.096, recalled, not checked). The emulator's own region,
-`local`, prices as East US.
+prices a series linearly in vCPUs: D2s_v3 to D48s_v3 above); D v1 sizes not above are priced as the Dv2 size of
+their shape, Ddsv4 at Dsv3's rate times 1.18, Eav4 at Ev3's, H at Fsv2's times 2.5. Low priority is 20 % of
+dedicated ("up to 80 %" off, Azure ML's pricing page; spot prices move hourly, the meter keeps one figure; not
+checked per size). Other regions scale East US by one factor each, none of them checked (West Europe's 1.2 is
+D2s_v3 at $0.115 against $0.096, recalled). The emulator's own region, `local`, prices as East US.
 """
 
 from collections.abc import Iterable
@@ -47,7 +55,8 @@ _EXACT = {**{f"Standard_{d}{n}_v2": p for d in ("D", "DS")
           "Standard_DS14_v2": 1.482, "Standard_DS15_v2": 1.853, "Standard_D11_v2": 0.185, "Standard_D12_v2": 0.371,
           "Standard_D13_v2": 0.741, "Standard_D14_v2": 1.482, "Standard_D15_v2": 1.853,
           "Standard_NC4as_T4_v3": 0.526, "Standard_NC8as_T4_v3": 0.752, "Standard_NC16as_T4_v3": 1.204,
-          "Standard_NC64as_T4_v3": 4.352, "Standard_ND40rs_v2": 22.03}
+          "Standard_NC64as_T4_v3": 4.352, "Standard_ND40rs_v2": 22.032,
+          "Standard_D2": 0.154, "Standard_D3": 0.308, "Standard_D4": 0.616}
 FALLBACK_PER_VCPU = 0.048  # a size of a series not above: the general-purpose Dsv3 rate
 
 

@@ -36,6 +36,9 @@ class Trigger(StrEnum):
 
 S = InstanceState
 UP = frozenset({S.RUNNING, S.JOB_RUNNING})
+# While its VM is allocated, from asked for (Creating, Starting) until stopped: what Azure bills. Stopped, failed,
+# unusable or being deleted: no VM is billed.
+BILLED = frozenset({S.CREATING, S.STARTING, S.RESTARTING, S.RUNNING, S.JOB_RUNNING, S.STOPPING})
 IN_PROGRESS = frozenset({S.CREATING, S.STARTING, S.STOPPING, S.RESTARTING, S.DELETING})
 # What each operation moves through, where it ends, and what its failure is called and leaves.
 _DURING = {"Create": S.CREATING, "Start": S.STARTING, "Stop": S.STOPPING, "Restart": S.RESTARTING,
@@ -116,6 +119,13 @@ def admit(queued: int, running: int, slots: int, state: InstanceState) -> int:
     if state not in UP:
         return 0
     return max(0, min(queued, slots - running))
+
+
+def billing(before: InstanceState | None, after: InstanceState) -> bool | None:
+    """Whether its VM starts (True) or stops (False) being billed as its state goes from `before` (None: a new
+    instance) to `after`; None: neither."""
+    billed = after in BILLED
+    return None if (before in BILLED) == billed else billed
 
 
 def validate_priority(inner: dict) -> None:

@@ -76,6 +76,8 @@ class JobPage:
     run: RunData = field(default_factory=RunData)
     trials: dict[str, float | None] = field(default_factory=dict)  # a sweep's child -> its best objective value
     progress: str | None = None  # a parallel (batch) job's mini-batch overview
+    spent: cost.JobLine | None = None  # what its nodes (a parent's: its children's) would cost in Azure
+    region: str = ""  # whose retail prices price it
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ class Studio(Service):
         with self.store.reading() as repo:
             row, workspace = jobs.get(repo, ref, name), workspaces.get(repo, ref)
             children = repo.children(row.key)
+            spent = cost.job_cost(repo, workspace, row, self.clock())
         outputs = {output: artifacts.output_uri(row.name, output, entry)
                    for output, entry in row.body.get("outputs", {}).items()}
         log = f"{artifacts.directory(ref, row.name)}/{artifacts.main_log(row.body)}"
@@ -162,7 +165,8 @@ class Studio(Service):
                        {key: found for key, folder in self._folders(ref, row).items()
                         if (found := self.runs.files(folder))}, children,
                        {step: list(up) for step, up in (row.driver or {}).get("graph", {}).items()},
-                       self.runs.run_data(row), progress=self._progress(ref, [row, *children]))
+                       self.runs.run_data(row), progress=self._progress(ref, [row, *children]), spent=spent,
+                       region=cost.region_for(workspace, None))
         objective = (row.body.get("objective") or {}).get("primaryMetric")
         if row.body.get("jobType") == "Sweep" and objective:
             goal = (row.body.get("objective") or {}).get("goal", "Maximize")

@@ -2,6 +2,8 @@
 stop, start, delete and a workstation that cannot start, one pass at a time on the test's clock. The Docker-backed
 versions are in tests/integration/test_instances_controller.py."""
 
+from datetime import timedelta
+
 import pytest
 
 from emulator.controller.reconcilers.instances import STOP_GRACE_SECONDS, InstanceReconciler
@@ -11,7 +13,7 @@ from emulator.domain.compute.cluster import NodeState
 from emulator.domain.compute.instance import LastOperation
 from emulator.errors import ValidationFailed
 from emulator.runtime.labels import COMPUTE, COMPUTE_ID, GENERATION, ROLE, STACK
-from emulator.services import computes
+from emulator.services import computes, events
 
 NAME = "my-ci"
 ACTIVITY = ["amlemu-activity"]  # what the workstation answers once Jupyter is up: its activity, as JSON
@@ -100,7 +102,7 @@ def test_create_starts_workstation_and_agent_of_generation_one_and_runs_once_jup
 
 
 def test_stop_sends_sigterm_then_removes_after_the_grace_and_start_brings_generation_two_on_the_same_home(
-        azure, reconciler, broker, fake, clock):
+        azure, reconciler, broker, fake, clock, store):
     before = running(azure, reconciler, broker, fake)
     (workstation,), (agent,) = azure.containers("instance"), azure.containers("agent")
     fake.trap(workstation.id, "SIGTERM")  # Jupyter takes its time to shut down; the agent stops at once
@@ -132,6 +134,13 @@ def test_stop_sends_sigterm_then_removes_after_the_grace_and_start_brings_genera
     broker.set(ready_key(azure.nodes(NAME)[0].node_id), 1)
     tick(reconciler, azure)
     assert record(azure)["state"] == "Running" and operation(azure) == ("Start", "Succeeded")
+    # its VM was billed from the create until the stop was done, and again from the start (the cost meter's events)
+    with store.reading() as repo:
+        billed = [(e.kind, e.data.get("state")) for e in events.all_of(repo, None, events.INSTANCE_KINDS)]
+        stopped = [e.time for e in events.all_of(repo, None, (events.kinds.INSTANCE_STOPPED,))]
+    assert billed == [("instance.started", "Creating"), ("instance.stopped", "Stopped"),
+                      ("instance.started", "Starting")]
+    assert stopped == [clock() - timedelta(seconds=1)]
 
 
 def test_delete_removes_the_containers_then_the_home_volume_and_the_row(azure, reconciler, broker, fake, clock):

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from emulator.domain import events
-from emulator.domain.compute import cost, vm_sizes
+from emulator.domain.compute import cost, instance, vm_sizes
 from emulator.domain.events import Happened
 from emulator.errors import ValidationFailed
 
@@ -27,8 +27,20 @@ def test_every_size_of_the_catalogue_has_a_price_low_priority_a_fifth_and_region
         "Standard_DS3_v2", "Dedicated", "local", 0.293, True)
     assert cost.rate("Standard_D2s_v3", "Dedicated", "eastus").per_hour == pytest.approx(0.096)
     assert cost.rate("Standard_NC6s_v3", "Dedicated", "eastus").per_hour == pytest.approx(3.06)
-    assert not cost.rate("Standard_D3", "Dedicated", "eastus").exact  # D v1: priced as D3_v2, and says so
+    assert not cost.rate("Standard_D1", "Dedicated", "eastus").exact  # D v1 with no figure: as D1_v2, and says so
+    assert cost.rate("Standard_D1", "Dedicated", "eastus").per_hour == pytest.approx(0.073)
     assert cost.rate("Standard_DS3_v2", "Dedicated", "eastus").dollars(1800) == pytest.approx(0.1465)
+
+
+@pytest.mark.parametrize(("size", "per_hour"), [
+    ("Standard_DS1_v2", 0.073), ("Standard_DS2_v2", 0.146), ("Standard_DS12_v2", 0.371), ("Standard_DS15_v2", 1.853),
+    ("Standard_D3", 0.308), ("Standard_NC4as_T4_v3", 0.526), ("Standard_NC64as_T4_v3", 4.352),
+    ("Standard_ND6s", 2.07), ("Standard_ND24s", 8.28), ("Standard_NV12s_v3", 1.14), ("Standard_NV48s_v3", 4.56),
+    ("Standard_NC24", 3.60), ("Standard_E16_v3", 1.008)])
+def test_the_figures_checked_against_a_published_price_list(size, per_hour):
+    """East US, Linux, pay as you go, as the price list quoted in cost.py's docstring gives them."""
+    rate = cost.rate(size, "Dedicated", "eastus")
+    assert rate.per_hour == pytest.approx(per_hour) and rate.exact
 
 
 def test_an_unknown_region_is_refused_naming_the_field():
@@ -53,6 +65,31 @@ def test_node_lifetimes_end_at_preemption_or_removal_and_at_the_last_event_when_
     seconds, dollars = totals["c"]
     assert seconds == 40 + 60 + 10
     assert dollars == pytest.approx((40 * 0.293 * 0.2 + 70 * 0.293) / 3600)
+
+
+def test_a_compute_instance_is_billed_from_asked_for_until_stopped_and_not_while_stopped():
+    S = instance.InstanceState
+    assert instance.billing(None, S.CREATING) is True  # a new instance: its VM from now
+    assert instance.billing(S.CREATING, S.RUNNING) is None and instance.billing(S.RUNNING, S.JOB_RUNNING) is None
+    assert instance.billing(S.STOPPING, S.STOPPED) is False and instance.billing(S.STOPPED, S.STARTING) is True
+    assert instance.billing(S.RUNNING, S.DELETING) is False and instance.billing(S.STOPPED, S.DELETING) is None
+    assert instance.billing(S.CREATING, S.CREATE_FAILED) is False and instance.billing(S.RUNNING, S.STOPPING) is None
+
+    def happened(kind, seconds, key="ci", **data):
+        return Happened(at(seconds), kind, key, data)
+    spells = events.instance_lifetimes([
+        happened(events.INSTANCE_STARTED, 0, vmSize="Standard_DS3_v2"), happened(events.INSTANCE_STOPPED, 60),
+        happened(events.INSTANCE_STOPPED, 70),  # stopped again: nothing more
+        happened(events.INSTANCE_STARTED, 100, vmSize="Standard_DS3_v2"),  # running still
+        happened(events.NODE_ADDED, 5, node="n"),  # a cluster's: not an instance's
+        happened(events.INSTANCE_STARTED, 10, "gone", vmSize="Standard_DS1_v2"),  # its stop went with its workspace
+        happened(events.INSTANCE_STARTED, 30, "gone", vmSize="Standard_DS1_v2"),
+    ], existing={"ci"})
+    assert [(s.compute, s.vm_size, s.priority, s.start, s.end) for s in spells] == [
+        ("ci", "Standard_DS3_v2", "Dedicated", at(0), at(60)), ("gone", "Standard_DS1_v2", "Dedicated", at(10), at(30)),
+        ("ci", "Standard_DS3_v2", "Dedicated", at(100), None)]
+    seconds, dollars = cost.node_costs(spells, "eastus", now=at(400))["ci"]
+    assert seconds == 60 + 300 and dollars == pytest.approx(360 * 0.293 / 3600)
 
 
 def test_a_jobs_busy_seconds_count_every_attempts_running_and_finalizing():
