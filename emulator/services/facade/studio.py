@@ -9,6 +9,7 @@ from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
 from emulator.domain.storage import datastores
 from emulator.errors import EmulatorError, NotFound
+from emulator.scoring import traffic
 from emulator.services import (
     batch_endpoints,
     batch_invoke,
@@ -82,6 +83,7 @@ class JobPage:
 class OnlineCard:
     row: OnlineEndpoint
     deployments: list[OnlineDeployment]
+    traffic: dict[str, dict] | None = None  # deployment -> its recent requests, latency, errors; None: no data
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,8 @@ class Studio(Service):
     def online_endpoint(self, ref: WorkspaceRef, name: str) -> tuple[Workspace, OnlineCard]:
         with self.in_workspace(ref) as (repo, workspace):
             row = endpoints.get_endpoint(repo, ref, name)
-            return workspace, OnlineCard(row, repo.online_deployments(row.key))
+            deployments = repo.online_deployments(row.key)
+        return workspace, OnlineCard(row, deployments, traffic.deployments_of(self.settings.data_dir, row.name))
 
     def batch_endpoint(self, ref: WorkspaceRef, name: str) -> tuple[Workspace, BatchCard]:
         with self.in_workspace(ref) as (repo, workspace):
