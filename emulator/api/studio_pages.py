@@ -19,8 +19,8 @@ from starlette.concurrency import run_in_threadpool
 from emulator.api import studio_charts
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs.status import JobStatus, is_terminal
+from emulator.domain.serving import traffic
 from emulator.errors import EmulatorError
-from emulator.scoring import traffic
 from emulator.services.facade.studio import compute_name
 
 LIVE_SECONDS = 1.0  # how often a page's stream reads again what it shows

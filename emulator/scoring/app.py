@@ -57,7 +57,7 @@ class Router:
         self._seen = 0  # the api's change mark the table is at least as new as
         self._reading = asyncio.Lock()
         self.metrics = ScoringMetrics()
-        self.traffic = traffic.Publisher(self.metrics.registry, settings.data_dir)  # for the Studio's endpoint page
+        self.traffic = traffic.Publisher(self.metrics.registry, settings.scoring_traffic)  # for the Studio's endpoint page
 
     # ---------------------------------------------------------------- lifecycle
 

@@ -12,7 +12,6 @@ from emulator import tokens
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
 from emulator.domain.storage import datastores
-from emulator.scoring import traffic
 from emulator.scoring.app import Router
 from emulator.store.db import Store
 from tests.service.test_api import API, SUB
@@ -108,7 +107,7 @@ def test_an_online_endpoints_page_shows_each_deployments_recent_requests_latency
     page = client.get(f"{STUDIO}/onlineEndpoints/ep-live").text
     assert 'data-rate="1.5"' in page and 'data-errors="6"' in page and " ms / " in page
     assert "over the last 10 s" in page
-    summary = settings.data_dir / traffic.FILE
+    summary = settings.scoring_traffic
     summary.write_text(summary.read_text().replace('"written": ', '"written": -1'))  # as a router stopped long ago
     assert "no data" in client.get(f"{STUDIO}/onlineEndpoints/ep-live").text
 

@@ -1,15 +1,17 @@
 """What the Studio pages show, read from the store (and, for a job's metrics, from MLflow): one method per page,
 each one transaction. The pages are read-only: nothing here writes."""
 
+import json
+import time
 from dataclasses import dataclass, field
 
 from emulator import confined
 from emulator.domain.compute import serverless
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
+from emulator.domain.serving import traffic
 from emulator.domain.storage import datastores
 from emulator.errors import EmulatorError, NotFound
-from emulator.scoring import traffic
 from emulator.services import (
     batch_endpoints,
     batch_invoke,
@@ -213,7 +215,14 @@ class Studio(Service):
         with self.in_workspace(ref) as (repo, workspace):
             row = endpoints.get_endpoint(repo, ref, name)
             deployments = repo.online_deployments(row.key)
-        return workspace, OnlineCard(row, deployments, traffic.deployments_of(self.settings.data_dir, row.name))
+        return workspace, OnlineCard(row, deployments, traffic.of_endpoint(self._traffic(), row.name, time.time()))  # the router's wall clock
+
+    def _traffic(self) -> dict | None:
+        """What the scoring router last wrote of its traffic (scoring/traffic.py); None if nothing (yet)."""
+        try:
+            return json.loads(self.settings.scoring_traffic.read_text())
+        except (OSError, ValueError):
+            return None
 
     def batch_endpoint(self, ref: WorkspaceRef, name: str) -> tuple[Workspace, BatchCard]:
         with self.in_workspace(ref) as (repo, workspace):

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from emulator.scoring import traffic
+from emulator.domain.serving import traffic
 from emulator.scoring.metrics import ScoringMetrics
+from emulator.scoring.traffic import Publisher
 
 
 def test_quantiles_interpolate_within_a_bucket_as_histogram_quantile_does():
@@ -21,7 +22,7 @@ def test_quantiles_interpolate_within_a_bucket_as_histogram_quantile_does():
 
 def test_the_summary_covers_the_last_window_per_deployment(tmp_path):
     metrics, now = ScoringMetrics(), [100.0]
-    publisher = traffic.Publisher(metrics.registry, tmp_path, clock=lambda: now[0], wall=lambda: 5000.0)
+    publisher = Publisher(metrics.registry, tmp_path / "t.json", clock=lambda: now[0], wall=lambda: 5000.0)
     metrics.observe("ep", "old", 200, started=0.0)  # before the window: not counted in it
     publisher.publish()
     now[0] = 104.0
@@ -31,7 +32,7 @@ def test_the_summary_covers_the_last_window_per_deployment(tmp_path):
         if status >= 500:
             metrics.errors.labels("ep", "blue").inc()
     publisher.publish()
-    summary = json.loads((tmp_path / traffic.FILE).read_text())
+    summary = json.loads((tmp_path / "t.json").read_text())
     assert summary["written"] == 5000.0 and summary["windowSeconds"] == 4.0
     blue = summary["deployments"]["ep/blue"]
     assert blue["requestsPerSecond"] == 1.0 and blue["requests"] == 4 and blue["errors"] == 1
@@ -49,11 +50,9 @@ def test_a_restarted_routers_counters_count_from_zero():
     assert traffic.summarize(old, new, 2.0)["requestsPerSecond"] == 2.0
 
 
-def test_the_api_reads_one_endpoints_deployments_and_no_data_once_the_router_stops(tmp_path):
-    assert traffic.deployments_of(tmp_path, "ep") is None  # never written
-    (tmp_path / traffic.FILE).write_text(json.dumps({"written": 1000.0, "deployments": {
-        "ep/blue": {"requestsPerSecond": 2.0}, "ep-2/blue": {"requestsPerSecond": 9.0}}}))
-    assert traffic.deployments_of(tmp_path, "EP", now=1001.0) == {"blue": {"requestsPerSecond": 2.0}}
-    assert traffic.deployments_of(tmp_path, "ep", now=1000.0 + traffic.STALE_SECONDS + 1) is None
-    (tmp_path / traffic.FILE).write_text("{half")
-    assert traffic.deployments_of(tmp_path, "ep", now=1001.0) is None
+def test_the_studio_reads_one_endpoints_deployments_and_no_data_once_the_router_stops():
+    assert traffic.of_endpoint(None, "ep", 1001.0) is None  # never written
+    summary = {"written": 1000.0, "deployments": {"ep/blue": {"requestsPerSecond": 2.0},
+                                                  "ep-2/blue": {"requestsPerSecond": 9.0}}}
+    assert traffic.of_endpoint(summary, "EP", 1001.0) == {"blue": {"requestsPerSecond": 2.0}}
+    assert traffic.of_endpoint(summary, "ep", 1000.0 + traffic.STALE_SECONDS + 1) is None
