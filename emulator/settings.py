@@ -113,6 +113,11 @@ class Settings(BaseSettings):
         return self.data_dir / "routes.changed"
 
     @property
+    def scoring_traffic(self) -> Path:
+        """Each deployment's recent traffic, rewritten by the scoring router every second, for the Studio's pages."""
+        return self.data_dir / "scoring.traffic.json"
+
+    @property
     def controller_alive(self) -> Path:
         """Touched by the controller after each reconcile pass (gone while it starts)."""
         return self.data_dir / "controller.alive"

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from emulator.api import studio_charts
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs.status import JobStatus, is_terminal
+from emulator.domain.serving import traffic
 from emulator.errors import EmulatorError
 from emulator.services.facade.studio import compute_name
 
@@ -29,7 +30,8 @@ STUDIO_PREFIX = "/studio"
 pages = Jinja2Templates(env=jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent / "pages"), autoescape=True))
 pages.env.globals.update(chart=studio_charts.chart, graph=studio_charts.graph, ended=lambda s: is_terminal(JobStatus(s)),
-                         ws_path=lambda row: WorkspaceRef.of(row).arm_id, compute_of=compute_name)
+                         ws_path=lambda row: WorkspaceRef.of(row).arm_id, compute_of=compute_name,
+                         traffic_window=f"{traffic.WINDOW_SECONDS:g}")
 
 View = Callable[[], dict]
 

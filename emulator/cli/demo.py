@@ -5,7 +5,11 @@ SDK, preempts nodes that run a job, and shows a live timeline of the nodes (prep
 preempted / leaving) and of the jobs with their attempts. It ends by itself once every job is done and the
 cluster is back to zero nodes, prints a summary with the jobs' results, and deletes the cluster.
 
-`Timeline` (demo_timeline.py) is the pure part; this module drives the stack.
+What happened (node up, attempt, notice, preemption, requeue, status) is told by the platform's event timeline, as
+the Studio's timeline page shows it (demo_events.py); listNodes and the jobs' history, polled, draw the strips, pick
+the nodes to preempt and tell when it is over. On a console that is no terminal (a pipe, a log) each line is printed
+as it comes, and the final view at the end. `Timeline` (demo_timeline.py) is the pure part; this module drives the
+stack.
 """
 
 import contextlib
@@ -18,6 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import typer
@@ -25,9 +30,11 @@ from rich.console import Console
 
 from emulator.cli import rest as rest_api
 from emulator.cli import studio
+from emulator.cli.demo_events import EventFollower, describe, event_line
 from emulator.cli.demo_summary import render_summary, results_agree
 from emulator.cli.demo_timeline import STRIP_WIDTH, TERMINAL, JobView, NodeView, Timeline
 from emulator.cli.stack import ROOT, Stack, apply_client_shim
+from emulator.domain import events as kinds
 from emulator.errors import EmulatorError
 
 app = typer.Typer(help="Self-contained demos of what amlemu emulates.", no_args_is_help=True)
@@ -60,6 +67,13 @@ class Demo:
         self.created = False
         self.next_preempt_at = 0.0
         self.pause = threading.Event()  # never set: its wait paces the polling
+        self.follower: EventFollower | None = None
+        self.shown = 0  # lines printed so far, when the console is no terminal (a log, not a live view)
+
+    def follow_events(self, client) -> None:
+        """From now on, the workspace's events give the demo's lines (before the cluster exists: its first too).
+        `client`: the stream's own, as the polling goes on beside it."""
+        self.follower = EventFollower.from_now(client, self.workspace_path)
 
     # ---- the SDK side
 
@@ -106,6 +120,8 @@ class Demo:
 
     def cleanup(self, console: Console) -> None:
         """Cancel what still runs and delete the cluster; on any exit, so that nothing of the demo stays."""
+        if self.follower is not None:
+            self.follower.stop()
         for name in self.job_names:
             if self.timeline.jobs[name].status not in TERMINAL:
                 self._quietly(lambda n=name: self.ml.jobs.begin_cancel(n).result(), console, f"cancel {name}")
@@ -125,6 +141,23 @@ class Demo:
             return False
 
     # ---- the REST side
+
+    def take_events(self) -> None:
+        """The events that came since the last tick: those of the demo's cluster and jobs become its lines, at the
+        moment the platform recorded them."""
+        if self.follower is None:
+            return
+        cluster = f"{self.workspace_path}/computes/{self.cluster}".lower()
+        for event in self.follower.drain():
+            if event["subject"] != cluster and "/jobs/" not in event["subject"]:
+                continue
+            data = event.get("data") or {}
+            if event["kind"] == kinds.JOB_ATTEMPT and data.get("node"):
+                self.timeline.attempt_on(event["subject"].rsplit("/jobs/", 1)[-1], int(data["attempt"]), data["node"])
+            line = describe(event, self.timeline.node_label, self.timeline.job_label)
+            if line is not None:
+                ago = time.time() - datetime.fromisoformat(event["time"].replace("Z", "+00:00")).timestamp()
+                self.timeline.note(self.clock() - max(ago, 0.0), line, f"{event['kind']} #{event['id']}")
 
     def poll(self) -> None:
         nodes = self._answer(self.rest.post(f"{self.workspace_path}/computes/{self.cluster}/listNodes"))["nodes"]
@@ -179,7 +212,12 @@ class Demo:
         return True
 
     def _tick(self, live) -> None:
+        self.take_events()  # first: a node the snapshot lists was heard of by its events already
         self.poll()
+        if not live.console.is_terminal:  # a log: each line once, as it comes (the live view ends it)
+            for line in self.timeline.events[self.shown:]:
+                live.console.print(event_line(self.timeline.started, line))
+            self.shown = len(self.timeline.events)
         # The strips take what the terminal has left after the other columns (about 45 characters).
         width = max(20, min(STRIP_WIDTH, live.console.width - 45))
         live.update(self.timeline.render(self.title(), width), refresh=True)
@@ -216,6 +254,7 @@ def preemption(nodes: int = typer.Option(2, min=1, max=4, help="The cluster's ma
     console = Console()
     demo = Demo(stack, rest, _ml_client(stack, workspace), workspace, nodes, jobs, preemptions)
     try:
+        demo.follow_events(stack.client())
         with console.status(f"creating low-priority cluster {demo.cluster}"):
             demo.create_cluster()
         if open_studio:

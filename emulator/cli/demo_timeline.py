@@ -8,6 +8,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from emulator.cli.demo_events import event_line
+
 TERMINAL = frozenset({"Completed", "Failed", "Canceled"})
 NODE_COLOURS = {"preparing": "yellow", "idle": "grey50", "running": "green", "preempted": "red",
                 "leaving": "magenta", "unusable": "dark_red"}
@@ -144,7 +146,7 @@ class Timeline:
         self.now = started
         self.nodes: dict[str, NodeRecord] = {}
         self.jobs: dict[str, JobRecord] = {}
-        self.events: list[tuple[float, str]] = []
+        self.events: list[tuple[float, str, str]] = []  # (time, line, the platform event's kind and id, or "")
 
     # ---- feeding
 
@@ -155,11 +157,28 @@ class Timeline:
             self.note(t, f"job #{len(self.jobs)} submitted ({name})")
         return self.jobs[name]
 
-    def note(self, t: float, text: str) -> None:
-        self.events.append((t, text))
+    def note(self, t: float, text: str, source: str = "") -> None:
+        self.events.append((t, text, source))
+
+    def node_label(self, node_id: str) -> str:
+        """A node's short name (n1, n2, ...), in the order it was first heard of, by an event or in a snapshot."""
+        if node_id not in self.nodes:
+            self.nodes[node_id] = NodeRecord(node_id, f"n{len(self.nodes) + 1}")
+        return self.nodes[node_id].label
+
+    def attempt_on(self, name: str, attempt: int, node_id: str) -> None:
+        """The platform's word (a job.attempt event) for the node an attempt runs on, over what a snapshot showed."""
+        job = next((job for job in self.jobs.values() if job.name.lower() == name.lower()), None)
+        if job is not None:
+            job.nodes[attempt] = self.node_label(node_id)
+
+    def job_label(self, name: str) -> str | None:
+        """A job's short name (#1, #2, ...); None for a job the demo did not submit."""
+        return next((job.label for job in self.jobs.values() if job.name.lower() == name.lower()), None)
 
     def observe(self, t: float, nodes: Iterable[NodeView], jobs: Iterable[JobView]) -> None:
-        """One snapshot: every node listNodes shows now (a node missing from it is gone) and the jobs' status."""
+        """One snapshot: every node listNodes shows now (a node missing from it is gone) and the jobs' status. It
+        draws the strips; the lines of what happened come from the platform's events (demo_events.py)."""
         self.now = max(self.now, t)
         nodes = list(nodes)
         for view in nodes:
@@ -169,28 +188,25 @@ class Timeline:
             if record.gone_at is None and record.node_id not in listed:
                 record.track.close(t)
                 record.gone_at = t
-                self.note(t, f"node {record.label} gone")
         for view in jobs:
             self._job(t, view)
-        running_on = {view.run_id: self.nodes[view.node_id].label for view in nodes if view.run_id}
+        running_on = {view.run_id: self.nodes[view.node_id].label for view in nodes  # a preempted node keeps its runId
+                      if view.run_id and view.state == "running"}
         for job in self.jobs.values():
             job.node = running_on.get(job.name)
             if job.node is not None and job.status not in TERMINAL:
                 job.nodes.setdefault(job.attempt, job.node)
 
     def _node(self, t: float, view: NodeView) -> None:
-        record = self.nodes.get(view.node_id)
-        if record is None or record.gone_at is not None:
-            record = self.nodes[view.node_id] = NodeRecord(view.node_id, f"n{len(self.nodes) + 1}")
+        self.node_label(view.node_id)  # node ids are unique: one that went never comes back
+        record = self.nodes[view.node_id]
         if view.run_id:
             record.run_id = view.run_id
         if not record.track.set(t, view.state):
             return
-        job = self.jobs.get(record.run_id) if record.run_id else None
-        about = f" ({job.label})" if job is not None and view.state in ("running", "preempted") else ""
-        self.note(t, f"node {record.label} {view.state}{about}")
         if view.state == "preempted":
             record.preempted_at = t
+            job = self.jobs.get(record.run_id) if record.run_id else None
             if job is not None and job.status not in TERMINAL:
                 job.preemptions += 1
 
@@ -200,9 +216,7 @@ class Timeline:
         if rerun:
             job.track.marks.append((t, str(view.attempt)[-1]))
         job.status, job.attempt = view.status, view.attempt
-        if job.track.set(t, view.status) or rerun:
-            attempt = f", attempt {view.attempt}" if view.attempt > 1 else ""
-            self.note(t, f"job {job.label} {view.status}{attempt}")
+        job.track.set(t, view.status)
 
     def preempt_requested(self, t: float, node_id: str) -> None:
         record = self.nodes[node_id]
@@ -278,9 +292,8 @@ class Timeline:
 
     def _recent_events(self) -> Text:
         text = Text()
-        for t, event in self.events[-EVENTS_SHOWN:]:
-            text.append(f"{t - self.started:6.1f} s  ", style="dim")
-            text.append(event + "\n")
+        for line in self.events[-EVENTS_SHOWN:]:
+            text.append_text(event_line(self.started, line)).append("\n")
         return text
 
 

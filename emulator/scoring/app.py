@@ -23,7 +23,7 @@ from emulator import tokens
 from emulator.domain.serving import endpoints as rules
 from emulator.domain.serving import model_server
 from emulator.errors import Unauthorized
-from emulator.scoring import forward, table
+from emulator.scoring import forward, table, traffic
 from emulator.scoring.metrics import ScoringMetrics
 from emulator.settings import Settings
 from emulator.store import changes
@@ -39,6 +39,7 @@ class Reply(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status, self.message = status, message
+        self.unobserved: tuple[str, str, float] | None = None  # a deployment's refusal, counted once it is final
 
 
 class Router:
@@ -49,22 +50,26 @@ class Router:
         self.turns: dict[tuple[str, str], itertools.count] = {}
         self.pool = forward.Pool()
         self._refresher: asyncio.Task | None = None
+        self._publisher: asyncio.Task | None = None
         self._mirrors: set[asyncio.Task] = set()
         self.mirrors_dropped = 0  # copies not sent because scoring_max_mirrors were in flight
         self._refreshed = 0.0
         self._seen = 0  # the api's change mark the table is at least as new as
         self._reading = asyncio.Lock()
         self.metrics = ScoringMetrics()
+        self.traffic = traffic.Publisher(self.metrics.registry, settings.scoring_traffic)  # for the Studio's endpoint page
 
     # ---------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
         await self.refresh()
         self._refresher = asyncio.create_task(self._refresh_forever())
+        self._publisher = asyncio.create_task(self._publish_forever())
 
     async def stop(self) -> None:
-        if self._refresher:
-            self._refresher.cancel()
+        for task in (self._refresher, self._publisher):
+            if task:
+                task.cancel()
         self.pool.close()
 
     async def refresh(self) -> None:
@@ -87,6 +92,14 @@ class Router:
                 await self.refresh()
             except Exception:  # noqa: BLE001 (a locked or restarting store: serve the last table meanwhile)
                 log.exception("refreshing the routing table failed")
+
+    async def _publish_forever(self) -> None:
+        while True:
+            try:
+                await asyncio.to_thread(self.traffic.publish)
+            except OSError:  # a full or read-only disk: the page says "no data" meanwhile
+                log.exception("writing the traffic summary failed")
+            await asyncio.sleep(traffic.PUBLISH_SECONDS)
 
     # ---------------------------------------------------------------- ASGI
 
@@ -138,9 +151,19 @@ class Router:
             # Changed a moment ago, perhaps (an endpoint created, traffic moved, a key regenerated, an instance
             # ready): make sure the table is newer than the request before refusing. A timeout is final.
             if refused.status == 408 or self._refreshed > arrived:
+                self._observe(refused)
                 raise
-            await self.refresh_since(arrived)
+        await self.refresh_since(arrived)
+        try:
             return await self._route(scope, parts, body)
+        except Reply as refused:
+            self._observe(refused)
+            raise
+
+    def _observe(self, refused: Reply) -> None:
+        """A refusal by a deployment, counted once: not the first try of a request tried again on a newer table."""
+        if refused.unobserved:
+            self.metrics.observe(*refused.unobserved[:2], refused.status, refused.unobserved[2])
 
     async def _route(self, scope: Scope, parts: list[str], body: bytes) -> tuple[int, list, bytes]:
         route = self.routes.get(parts[1].lower())
@@ -206,15 +229,17 @@ class Router:
 
     async def _forward(self, route: table.Endpoint, deployment: table.Deployment, method: str, path: str,
                        headers: list, body: bytes) -> tuple[int, list, bytes]:
-        started, status = time.monotonic(), 503
+        started = time.monotonic()
         try:
             status, out, answer = await self._forward_once(route, deployment, method, path, headers, body)
-            return status, out, answer
         except Reply as refused:
-            status = refused.status
+            refused.unobserved = (route.name, deployment.name, started)
             raise
-        finally:
-            self.metrics.observe(route.name, deployment.name, status, started)
+        except Exception:
+            self.metrics.observe(route.name, deployment.name, 500, started)  # answered 500 (the router's own bug)
+            raise
+        self.metrics.observe(route.name, deployment.name, status, started)
+        return status, out, answer
 
     async def _forward_once(self, route: table.Endpoint, deployment: table.Deployment, method: str, path: str,
                             headers: list, body: bytes) -> tuple[int, list, bytes]:
@@ -246,8 +271,8 @@ class Router:
         async def send_copy() -> None:
             try:
                 await self._forward(route, deployment, method, path, headers, body)
-            except Reply:
-                pass
+            except Reply as refused:
+                self._observe(refused)
         task = asyncio.create_task(send_copy())
         self._mirrors.add(task)
         task.add_done_callback(self._mirrors.discard)

@@ -38,6 +38,23 @@ def test_demo_preempts_reruns_and_cleans_up(stack, rest, workspace_path):
     assert f"deleted cluster {cluster}" in out, out
     assert re.search(r"\$0\.\d{4} on low-priority nodes; the same node-hours dedicated: \$0\.\d{4}, 80 % less", out), out
 
+    # Its lines of what happened are the platform's events, followed on the timeline's stream: each one once, in the
+    # order they were recorded, every preemption and rerun among them (the live view repeats the last few at the end).
+    log = out.split("amlemu demo: ")[0]
+    lines = [(int(m.group(3)), m.group(2), m.group(1)) for m in
+             re.finditer(r"^ *[\d.]+ s  (.+?)  \[([a-z.]+) #(\d+)\]$", log, re.MULTILINE)]
+    ids = [i for i, _, _ in lines]
+    assert ids == sorted(set(ids)) and len(ids) >= 10, log
+    kinds = [kind for _, kind, _ in lines]
+    assert kinds.index("node.added") < kinds.index("node.up") < kinds.index("job.attempt") < kinds.index("node.preempted")
+    assert kinds.count("node.preempted") >= 1 and kinds.count("job.requeued") >= 1, log
+    assert sum(" Completed" in text for _, kind, text in lines if kind == "job.status") == 2, log
+    recorded = {e["id"]: e for e in rest.get("/_emulator/events", params={"workspace": workspace_path,
+                                                                             "after": ids[0] - 1}).json()["value"]}
+    assert all(recorded[i]["kind"] == kind for i, kind, _ in lines)
+    preempted = [i for i, e in recorded.items() if e["kind"] == "node.preempted" and cluster in e["subject"]]
+    assert preempted == [i for i, kind, _ in lines if kind == "node.preempted"]
+
     # What the emulator recorded agrees with the summary: both jobs completed, the reruns are their attempts.
     jobs = [j for j in rest.get(f"{workspace_path}/jobs", params=API).json()["value"]
             if j["properties"].get("computeId", "").lower().endswith(f"/computes/{cluster}")]

@@ -6,6 +6,7 @@ request, refusals, and deletion removing every container."""
 import collections
 import json
 import os
+import re
 import subprocess
 import threading
 import uuid
@@ -77,7 +78,7 @@ def _servers(stack, endpoint: str):
                                  "amlemu.endpoint": endpoint})
 
 
-def test_blue_green_through_the_sdk_and_plain_http(ml_client, stack, sources):
+def test_blue_green_through_the_sdk_and_plain_http(ml_client, stack, sources, rest, workspace_path):
     name = f"ep-{uuid.uuid4().hex[:6]}"
     model = ml_client.models.create_or_update(Model(name=f"{name}-model", path=str(sources["model"])))
     endpoint = ml_client.online_endpoints.begin_create_or_update(
@@ -125,6 +126,10 @@ def test_blue_green_through_the_sdk_and_plain_http(ml_client, stack, sources):
             # As soon as the update has returned, every request follows it.
             assert {client.post(uri, json={"data": [1]}, headers=auth).json()["color"] for _ in range(50)} == {"green"}
             wait_until(lambda: load.sent > 50, timeout=30, message="the steady load to send 50 requests")
+            # The Studio's endpoint page shows green's traffic, from the router's counters, while it flows.
+            studio = _studio(stack, rest)
+            page = f"/studio{workspace_path}/onlineEndpoints/{name}"
+            wait_until(lambda: _rate(studio.get(page).text, "green") > 1, timeout=30, message="green's rate on the page")
         assert load.failures == [] and load.sent > 50
 
     # Refusals name the problem and change nothing.
@@ -182,6 +187,20 @@ def _refused_by_the_api(rest, workspace_path: str, scoring_token: str) -> None:
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "InvalidAuthenticationTokenAudience"
     assert "scoring token" in response.json()["error"]["message"]
+
+
+def _studio(stack, rest) -> httpx.Client:
+    """A browser's session of the Studio, from the one-time link `amlemu studio` asks for."""
+    link = rest.post("/_emulator/studio/session").json()["loginUrl"]
+    client = httpx.Client(base_url=stack.url, verify=str(stack.ca_file), timeout=30, follow_redirects=True)
+    assert client.get(link).status_code == 200
+    return client
+
+
+def _rate(page: str, deployment: str) -> float:
+    row = page.split(f'data-deployment="{deployment}"', 1)[1].split("</tr>", 1)[0]
+    found = re.search(r'data-rate="([\d.]+)"', row)
+    return float(found.group(1)) if found else 0.0
 
 
 class SteadyLoad:

@@ -5,7 +5,7 @@ import asyncio
 import json
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -113,6 +113,21 @@ def test_a_jobs_files_download_through_its_signed_link_and_stay_inside_its_folde
     assert client.get(f"{STUDIO}/jobs/with-files/file", params={"path": "outputs/model.txt"}).status_code == 401
     for escape in ("../../../../token.key", "/etc/passwd", "outputs/../../with-files/outputs/model.txt"):
         assert client.get(f"{STUDIO}/jobs/with-files/file", params={"path": escape, "sig": sig}).status_code == 404
+
+
+def test_a_file_named_with_a_newline_a_quote_and_non_ascii_downloads_under_its_own_name(client, auth, settings):
+    body = put_job(client, auth, "odd-names", job_body())
+    name = 'r\u00e9sum\u00e9 "v2"\n\u65e5\u672c;%.txt'
+    folder = Path(settings.data_dir) / artifacts.directory(WorkspaceRef(SUB, "amlemu", "amlemu"), "odd-names")
+    (folder / "outputs").mkdir(parents=True)
+    (folder / "outputs" / name).write_bytes(b"weights")
+    sig = urlsplit(body["properties"]["services"]["Studio"]["endpoint"]).query.split("sig=")[1].split("&")[0]
+    got = client.get(f"{STUDIO}/jobs/odd-names/file", params={"path": f"outputs/{name}", "sig": sig})
+    assert got.status_code == 200 and got.content == b"weights"
+    assert got.headers["content-disposition"] == (
+        'attachment; filename="r_sum_ _v2____;_.txt"; '
+        "filename*=UTF-8''r%C3%A9sum%C3%A9%20%22v2%22%0A%E6%97%A5%E6%9C%AC%3B%25.txt")
+    assert unquote(got.headers["content-disposition"].split("UTF-8''")[1]) == name
 
 
 def test_the_session_cookie_changes_nothing(client, auth):

@@ -1,14 +1,19 @@
 """The Studio's views of parents and endpoints: a pipeline's graph coloured by its steps' status, a named output's files
 to download, a parallel job's mini-batch progress, an online endpoint's traffic and a batch endpoint's deployments."""
 
+import asyncio
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
+from emulator import tokens
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
 from emulator.domain.storage import datastores
+from emulator.scoring.app import Router
+from emulator.store.db import Store
 from tests.service.test_api import API, SUB
 from tests.service.test_batch_endpoints import ENDPOINTS as BATCH
 from tests.service.test_batch_endpoints import batch_ready, put  # noqa: F401 (`batch_ready`: a fixture)
@@ -72,6 +77,39 @@ def test_an_online_endpoints_page_shows_its_deployments_and_traffic(app, client,
     assert 'title="blue 90%"' in page and 'title="green 10%"' in page
     listed = client.get(f"{STUDIO}/endpoints").text
     assert "ep-web" in listed and "blue 90%" in listed
+
+
+def test_an_online_endpoints_page_shows_each_deployments_recent_requests_latency_and_errors(app, client, auth):
+    """Through the real scoring router, in this process: its counters, summarised once a second into the data folder,
+    are what the page shows; "no data" once the router stops writing."""
+    setup_assets(app, client, auth)
+    _login(client, auth)
+    assert client.put(f"{ONLINE}/ep-live", params=API, headers=auth, json=endpoint_body()).status_code == 201
+    made = client.put(f"{ONLINE}/ep-live/deployments/blue", params=API, headers=auth, json=deployment_body())
+    assert made.status_code == 201, made.text
+    page = client.get(f"{STUDIO}/onlineEndpoints/ep-live").text
+    assert "no data" in page and "the scoring router is not running" in page
+    settings = app.state.context.settings
+    key = client.post(f"{ONLINE}/ep-live/listKeys", params=API, headers=auth).json()["primaryKey"]
+    pinned = {"Authorization": f"Bearer {key}", "azureml-model-deployment": "blue"}
+    router = Router(settings, Store(settings.db_url), tokens.load_secret(settings.data_dir / "token.key"))
+    moments = iter([100.0, 104.0])
+    router.traffic.clock = lambda: next(moments)
+
+    async def score() -> list[int]:
+        await router.refresh()
+        router.traffic.publish()  # the window opens
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=router), base_url="http://router") as scoring:
+            answers = [await scoring.post("/endpoints/ep-live/score", json={}, headers=pinned) for _ in range(6)]
+        router.traffic.publish()  # 4 s later
+        return [answer.status_code for answer in answers]
+    assert asyncio.run(score()) == [503] * 6  # the controller made no instance: no instance answers
+    page = client.get(f"{STUDIO}/onlineEndpoints/ep-live").text
+    assert 'data-rate="1.5"' in page and 'data-errors="6"' in page and " ms / " in page
+    assert "over the last 10 s" in page
+    summary = settings.scoring_traffic
+    summary.write_text(summary.read_text().replace('"written": ', '"written": -1'))  # as a router stopped long ago
+    assert "no data" in client.get(f"{STUDIO}/onlineEndpoints/ep-live").text
 
 
 @pytest.mark.usefixtures("batch_ready")

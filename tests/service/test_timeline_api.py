@@ -24,6 +24,8 @@ def test_a_preemption_notice_is_on_the_timeline_once_paged_and_streamed_after_an
     assert (notice["kind"], notice["subject"], notice["data"]["node"]) == ("node.notice", key, "tvmps_busy_p")
     assert notice["id"] == page["last"] and notice["time"].endswith("Z")
     assert _events(client, auth, after=notice["id"])["value"] == []
+    newest = _events(client, auth, workspace="amlemu", limit=1, newest="true")  # where a follower starts
+    assert newest["value"] == [notice] and newest["last"] == notice["id"]
     # by the workspace's ARM id too
     assert _events(client, auth, after=before, workspace=key.split("/computes/")[0])["value"] == [notice]
 

@@ -103,12 +103,23 @@ def test_candidates_are_nodes_whose_job_ran_long_enough_least_preempted_first():
     assert tl.candidates(T0 + 20, min_running=4) == ["n-2", "n-3"]
 
 
-def test_a_node_id_seen_again_after_it_went_is_a_new_node():
+def test_a_node_heard_of_by_an_event_keeps_its_label_in_the_snapshots():
     tl = Timeline(T0)
-    tl.observe(T0 + 1, [NodeView("n-1", "idle")], [])
-    tl.observe(T0 + 2, [], [])
-    tl.observe(T0 + 3, [NodeView("n-1", "preparing")], [])
-    assert tl.nodes["n-1"].label == "n2" and tl.nodes["n-1"].gone_at is None
+    assert tl.node_label("n-9") == "n1" and tl.node_label("n-9") == "n1"
+    tl.observe(T0 + 1, [NodeView("n-2", "idle"), NodeView("n-9", "idle")], [])
+    assert [r.label for r in tl.nodes.values()] == ["n1", "n2"] and tl.nodes["n-2"].label == "n2"
+    assert tl.events == []  # snapshots draw the strips; the lines come from the platform's events
+
+
+def test_an_attempt_runs_where_its_event_says_not_on_the_preempted_node_that_still_names_the_job():
+    tl = Timeline(T0)
+    tl.add_job(T0, "job-a")
+    tl.observe(T0 + 1, [NodeView("n-1", "running", "job-a")], [JobView("job-a", "Running", 1)])
+    tl.observe(T0 + 2, [NodeView("n-1", "preempted", "job-a"), NodeView("n-3", "idle")],
+               [JobView("job-a", "Queued", 2)])
+    assert tl.jobs["job-a"].node is None and 2 not in tl.jobs["job-a"].nodes
+    tl.attempt_on("JOB-A", 2, "n-3")
+    assert tl.jobs["job-a"].nodes == {1: "n1", 2: "n2"}  # n-3 was the second node seen
 
 
 def test_track_state_in_prefers_a_short_preemption():
@@ -130,13 +141,13 @@ def test_rendering_shows_the_nodes_jobs_states_and_events():
     text = _render(tl.render("the title"))
     for expected in ("the title", "nodes", "jobs", "n1", "n2", "n3", "n4", "#1", "#2", "preempted", "gone",
                      "preparing", "Completed", "idle", "running", "leaving", "Queued", "Running",
-                     "31.0 s  node n2 gone", "31.0 s  node n4 preparing"):
+                     "8.0 s  preempt node n1 (running #1)"):
         assert expected in text, expected
-    events = [(t - T0, event) for t, event in tl.events]
-    assert (8, "preempt node n1 (running #1)") in events
-    assert (9, "node n1 preempted (#1)") in events
-    assert (9, "job #1 Queued, attempt 2") in events
-    assert "node n1 preempted (#1)" not in text  # only the latest events are shown
+    for i in range(8):
+        tl.note(T0 + 40 + i, f"node n4 idle {i}", f"node.up #{100 + i}")
+    text = _render(tl.render("the title"))
+    assert "47.0 s  node n4 idle 7  [node.up #107]" in text
+    assert "preempt node n1" not in text and "idle 0" not in text  # only the latest events are shown
     assert "2" in text.split("#1")[1]  # the attempt column and the rerun mark
 
 

@@ -4,6 +4,7 @@ page, the signature its Web View link carries (services.Studio.endpoint); every 
 POST, which takes the management API's bearer token."""
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Cookie, Depends, Query, Request
 from fastapi.responses import RedirectResponse, Response
@@ -95,10 +96,18 @@ def job(ctx: Ctx, ws: Ws, name: str, request: Request, _: Viewer) -> Response:
 def job_file(ctx: Ctx, ws: Ws, name: str, _: Viewer, path: Annotated[str, Query(min_length=1)],
              output: str = "") -> Response:
     """One of the job's files (its artifacts', or a named output's), as a download: never shown inline."""
-    filename = path.rsplit("/", 1)[-1].replace('"', "")
     return Response(ctx.services.studio.job_file(ws, name, path, output), media_type="application/octet-stream",
-                    headers={"Content-Disposition": f'attachment; filename="{filename}"',
+                    headers={"Content-Disposition": attachment(path.rsplit("/", 1)[-1]),
                              "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
+
+
+def attachment(filename: str) -> str:
+    """A download's Content-Disposition for any file name (RFC 6266): a plain ASCII `filename` for old clients, with
+    what a quoted string cannot hold safely (controls, quotes, backslashes, %, non-ASCII) as `_`, and the exact name
+    UTF-8 percent-encoded in `filename*` (RFC 8187), which browsers prefer. Starlette's FileResponse sends one or the
+    other and wants a file on disk; headers must stay Latin-1 without line breaks, or the server answers 500."""
+    fallback = "".join(c if " " <= c <= "~" and c not in '"\\%' else "_" for c in filename)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 @router.get(WS + "/endpoints")

@@ -21,10 +21,10 @@ Kinds = Annotated[list[str] | None, Query()]
 
 @router.get("/_emulator/events")
 def events(ctx: Ctx, after: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=500)] = 500,
-           workspace: str | None = None, kind: Kinds = None, subject: str | None = None) -> dict:
+           workspace: str | None = None, kind: Kinds = None, subject: str | None = None, newest: bool = False) -> dict:
     """`kind` (repeated): only these kinds; `subject`: about one compute, job or deployment (an ARM id, or a compute's
-    or job's name in `workspace`)."""
-    return shape.events(ctx.services.timeline.events(workspace, after, limit, tuple(kind or ()), subject))
+    or job's name in `workspace`); `newest`: the last page, newest first (`limit=1`: where a stream is to start)."""
+    return shape.events(ctx.services.timeline.events(workspace, after, limit, tuple(kind or ()), subject, newest))
 
 
 # Not in the OpenAPI schema: a stream that follows never ends, which a schema-driven client (the fuzzer) would wait on.

@@ -1,12 +1,15 @@
 """What the Studio pages show, read from the store (and, for a job's metrics, from MLflow): one method per page,
 each one transaction. The pages are read-only: nothing here writes."""
 
+import json
+import time
 from dataclasses import dataclass, field
 
 from emulator import confined
 from emulator.domain.compute import serverless
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
+from emulator.domain.serving import traffic
 from emulator.domain.storage import datastores
 from emulator.errors import EmulatorError, NotFound
 from emulator.services import (
@@ -84,6 +87,7 @@ class JobPage:
 class OnlineCard:
     row: OnlineEndpoint
     deployments: list[OnlineDeployment]
+    traffic: dict[str, dict] | None = None  # deployment -> its recent requests, latency, errors; None: no data
 
 
 @dataclass(frozen=True)
@@ -214,7 +218,15 @@ class Studio(Service):
     def online_endpoint(self, ref: WorkspaceRef, name: str) -> tuple[Workspace, OnlineCard]:
         with self.in_workspace(ref) as (repo, workspace):
             row = endpoints.get_endpoint(repo, ref, name)
-            return workspace, OnlineCard(row, repo.online_deployments(row.key))
+            deployments = repo.online_deployments(row.key)
+        return workspace, OnlineCard(row, deployments, traffic.of_endpoint(self._traffic(), row.name, time.time()))  # the router's wall clock
+
+    def _traffic(self) -> dict | None:
+        """What the scoring router last wrote of its traffic (scoring/traffic.py); None if nothing (yet)."""
+        try:
+            return json.loads(self.settings.scoring_traffic.read_text())
+        except (OSError, ValueError):
+            return None
 
     def batch_endpoint(self, ref: WorkspaceRef, name: str) -> tuple[Workspace, BatchCard]:
         with self.in_workspace(ref) as (repo, workspace):

@@ -24,9 +24,9 @@ class Timeline(Service):
         return [workspaces.get(repo, self.ref(workspace))]
 
     def events(self, workspace: str | None, after: int, limit: int, kinds: tuple[str, ...] = (),
-               subject: str | None = None) -> list[Event]:
-        """Events after id `after`, oldest first (a page of at most `limit`), of `kinds`, about `subject` (an ARM
-        id, or the name of a compute or job of `workspace`)."""
+               subject: str | None = None, newest: bool = False) -> list[Event]:
+        """Events after id `after`, oldest first (a page of at most `limit`; `newest`: the last page, newest first),
+        of `kinds`, about `subject` (an ARM id, or the name of a compute or job of `workspace`)."""
         with self.store.reading() as repo:
             key = self._workspaces(repo, workspace)[0].key if workspace is not None else None
             if subject is not None and not subject.startswith("/"):
@@ -34,7 +34,7 @@ class Timeline(Service):
                     raise ValidationFailed("A subject named without its ARM id needs its workspace.", target="subject")
                 subject = next((k for k in (f"{key}/computes/{subject}", f"{key}/jobs/{subject}")
                                 if repo.compute(k) or repo.job(k)), f"{key}/{subject}")
-            return events.after(repo, key, after, limit, kinds, subject)
+            return events.after(repo, key, after, limit, kinds, subject, newest)
 
     def cost(self, workspace: str | None, region: str | None) -> list[cost.Report]:
         with self.store.reading() as repo:

@@ -229,3 +229,13 @@ def test_metrics_count_requests_latency_and_errors_per_deployment_behind_the_man
     assert 'amlemu_scoring_errors_total{deployment="green",endpoint="ep"} 1.0' in text
     assert 'amlemu_scoring_errors_total{deployment="empty",endpoint="ep"} 1.0' in text  # no ready instance
     assert 'amlemu_scoring_request_duration_seconds_count{deployment="blue",endpoint="ep"} 2.0' in text
+
+
+def test_a_refusal_tried_again_on_a_newer_table_is_counted_once(tmp_path, monkeypatch):
+    r = router()
+    r.settings = Settings(data_dir=tmp_path, scoring_refresh_seconds=3600)
+    monkeypatch.setattr(table, "load", lambda store, secret: r.routes)  # the newer table: still no instance
+    r._refreshed = 0.0  # so the refusal is tried again on a table read after the request came
+    assert call(r, {"Authorization": "Bearer k1", "azureml-model-deployment": "empty"}).status_code == 503
+    requests = r.metrics.requests.labels("ep", "empty", "503")._value.get()
+    assert requests == 1 and r.metrics.latency.labels("ep", "empty")._sum.get() >= 0
