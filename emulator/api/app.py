@@ -39,7 +39,16 @@ from emulator.services.facade import Services
 from emulator.settings import Settings
 from emulator.store.changes import Listener, mark_changed
 from emulator.store.db import Store
-from emulator.store.tables import Compute, Job, Node, OnlineDeployment, OnlineEndpoint, Schedule, Workspace
+from emulator.store.tables import (
+    Compute,
+    Job,
+    Node,
+    OnlineDeployment,
+    OnlineEndpoint,
+    QuotaOverride,
+    Schedule,
+    Workspace,
+)
 
 log = logging.getLogger("amlemu.api")
 
@@ -110,7 +119,7 @@ class ArmPaths:
 
 # What the controller acts on, and what the scoring router's table is read from (scoring/table.py).
 CONTROLLER_TABLES = frozenset(t.__tablename__ for t in (Workspace, Compute, Node, Job, OnlineEndpoint,
-                                                         OnlineDeployment, Schedule))
+                                                         OnlineDeployment, Schedule, QuotaOverride))
 ROUTING_TABLES = frozenset(t.__tablename__ for t in (OnlineEndpoint, OnlineDeployment))
 
 

@@ -1,6 +1,8 @@
-"""Subscription-level routes under a location: VM sizes, usages, operation status."""
+"""Subscription-level routes under a location: VM sizes, usages, operation status; and the emulator's core quotas."""
 
-from fastapi import APIRouter, Depends
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends
 from fastapi.responses import JSONResponse
 
 from emulator.api.arm import locations as arm
@@ -26,3 +28,16 @@ def operation_status(ctx: Ctx, subscription_id: str, location: str, operation_id
     # The poller takes its delay from the latest response: without Retry-After it waits 30 s.
     headers = {"Retry-After": "1"} if op.status == "InProgress" else {}
     return JSONResponse(arm.operation(op, subscription_id, location), headers=headers)
+
+
+@router.get("/_emulator/quotas")
+def get_quotas(ctx: Ctx, workspace: str | None = None) -> dict:
+    """The core quotas in force: every region's (no workspace), or a workspace's own caps over them."""
+    return ctx.services.locations.quotas(workspace)
+
+
+@router.put("/_emulator/quotas")
+def put_quotas(ctx: Ctx, body: Annotated[Any, Body()] = None, workspace: str | None = None) -> dict:
+    """{"families": {"standardDSv2Family": 48}, "totalDedicatedCores": 96, "lowPriorityCores": 200}, merged into
+    what was set (null: back to the default); every region's quotas, or a workspace's caps when it is named."""
+    return ctx.services.locations.set_quotas(workspace, body)
