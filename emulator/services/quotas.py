@@ -64,23 +64,27 @@ def _same_region(a: str, b: str) -> bool:
     return a.lower().replace(" ", "") == b.lower().replace(" ", "")
 
 
-def regional_usage(repo: Repository, subscription: str, location: str) -> Usage:
-    return usage_of(repo, [c for c in _emulated(repo, subscription) if _same_region(c.location, location)])
+def regional_usage(repo: Repository, subscription: str, location: str, without: str = "") -> Usage:
+    return usage_of(repo, [c for c in _emulated(repo, subscription)
+                           if _same_region(c.location, location) and c.key != without])
 
 
-def workspace_usage(repo: Repository, workspace_key: str) -> Usage:
-    return usage_of(repo, [c for c in repo.computes(workspace_key) if c.compute_type in computes.EMULATED_TYPES])
+def workspace_usage(repo: Repository, workspace_key: str, without: str = "") -> Usage:
+    return usage_of(repo, [c for c in repo.computes(workspace_key)
+                           if c.compute_type in computes.EMULATED_TYPES and c.key != without])
 
 
-def room(repo: Repository, settings: Settings, compute: Compute) -> tuple[int, Binding, str]:
-    """How many more nodes of the compute's size fit now, the quota that decides it, and whose quota it is."""
+def room(repo: Repository, settings: Settings, compute: Compute, itself: bool = True) -> tuple[int, Binding, str]:
+    """How many more nodes of the compute's size fit now, the quota that decides it, and whose quota it is
+    (`itself`: counting what the compute holds already; not for one being created)."""
+    without = "" if itself else compute.key
     spec = computes.spec_of(compute)
     subscription = compute.key.split("/")[2]
     low = spec.low_priority if compute.compute_type == "AmlCompute" else False
-    regional = (*quota.room(regional_limits(repo, settings), regional_usage(repo, subscription, compute.location),
+    regional = (*quota.room(regional_limits(repo, settings), regional_usage(repo, subscription, compute.location, without),
                             spec.vm_size, low), "subscription")
     own = (*quota.room(workspace_limits(repo, settings, compute.workspace_key),
-                       workspace_usage(repo, compute.workspace_key), spec.vm_size, low), "workspace")
+                       workspace_usage(repo, compute.workspace_key, without), spec.vm_size, low), "workspace")
     return min(regional, own, key=lambda r: r[0])
 
 
@@ -97,7 +101,7 @@ def admit(repo: Repository, settings: Settings, compute: Compute, created: bool)
     spec = computes.spec_of(compute)
     target = "properties.properties.vmSize"
     if created and compute.compute_type == "ComputeInstance":
-        fits, binding, scope = room(repo, settings, compute)
+        fits, binding, scope = room(repo, settings, compute, itself=False)
         if fits < 1:
             raise ValidationFailed(quota.shortfall_message(binding, spec.vm_size, scope), target=target)
         return
@@ -108,15 +112,23 @@ def admit(repo: Repository, settings: Settings, compute: Compute, created: bool)
         if fits < spec.scale.min_nodes:
             raise ValidationFailed(quota.shortfall_message(binding, spec.vm_size, scope), code=quota.MIN_NODES_CODE,
                                    target="properties.properties.scaleSettings.minNodeCount")
+    others = [e for e in compute.errors or [] if e.get("error", {}).get("code") == quota.WAIT_CODE]
+    set_entries(compute, [*others, *_over_max(repo, settings, compute)])
+
+
+def _over_max(repo: Repository, settings: Settings, compute: Compute) -> list[dict]:
+    """The warning of a cluster whose maxNodeCount alone is above the quota (Azure accepts it and warns)."""
+    spec = computes.spec_of(compute)
     most, binding = _most_nodes(repo, settings, compute, spec.low_priority)
-    warning = quota.over_max_warning(spec.scale.max_nodes, most, binding, spec.vm_size)
-    set_entries(compute, [warning] if spec.scale.max_nodes > most else [])
+    return [quota.over_max_warning(spec.scale.max_nodes, most, binding, spec.vm_size)] \
+        if spec.scale.max_nodes > most else []
 
 
 def set_entries(compute: Compute, entries: list[dict]) -> None:
     """The compute's quota entries in its `errors`, beside whatever else it says (a node that could not start)."""
     others = [e for e in compute.errors or [] if e.get("error", {}).get("code") not in quota.QUOTA_CODES]
-    compute.errors = [*others, *entries] or None
+    if (errors := [*others, *entries] or None) != compute.errors:  # unchanged: no write on every pass
+        compute.errors = errors
 
 
 def set_node_error(compute: Compute, error: dict | None) -> None:
@@ -133,7 +145,7 @@ def held_back(repo: Repository, settings: Settings, compute: Compute, held: int,
     """After a scale plan: a wait begins (its error on the compute and on the queued jobs, a `quota.wait` event,
     once), goes on, or ends (`quota.freed`)."""
     spec = computes.spec_of(compute)
-    entries = [e for e in compute.errors or [] if e.get("error", {}).get("code") == quota.OVER_MAX_CODE]
+    entries = _over_max(repo, settings, compute)  # the quota may have changed since the cluster was written
     was_waiting = waiting(compute)
     if held:
         _fits, binding, scope = room(repo, settings, compute)
@@ -146,8 +158,9 @@ def held_back(repo: Repository, settings: Settings, compute: Compute, held: int,
                           message=error["error"]["message"])
         for job in repo.jobs_in(("Queued",), compute.key):
             _warn(job, error["error"]["message"])
-    elif was_waiting:
-        set_entries(compute, entries)
+        return
+    set_entries(compute, entries)
+    if was_waiting:
         compute.allocation_changed_at = now
         events.record(repo, compute.workspace_key, kinds.QUOTA_FREED, compute.key, now)
 

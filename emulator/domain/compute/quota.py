@@ -105,7 +105,7 @@ def wait_error(binding: Binding, size: VmSize, scope: str) -> dict:
 def over_max_warning(max_nodes: int, fits: int, binding: Binding, size: VmSize) -> dict:
     return {"error": {"code": OVER_MAX_CODE, "message": (
         f"Warning: maxNodeCount {max_nodes} maps to {max_nodes * size.vcpus} vCPUs, above the {binding.label} vCPU "
-        f"quota of {binding.limit}. The cluster is created, but it can only grow to {fits} nodes of {size.name} "
+        f"quota of {binding.limit}. The cluster is created, but it can only grow to {fits} node{'' if fits == 1 else 's'} of {size.name} "
         f"while the quota stays as it is. Refer to {HELP_URL} to increase it.")}}
 
 
