@@ -61,7 +61,7 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris",
     "onlineEndpoints", "listKeys", "regenerateKeys", "getLogs", "models", "registries", "registrymanagement",
     "mferp", "managementfrontend", "components", "tempdatarefs", "datarefs", "import", "schedules", "diagnose",
-    "resyncKeys", "batchEndpoints")}
+    "resyncKeys", "batchEndpoints", "quotas", "updateQuotas")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
               "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs",

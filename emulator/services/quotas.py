@@ -60,13 +60,13 @@ def _emulated(repo: Repository, subscription: str) -> list[Compute]:
     return [*repo.computes_of_type(subscription, "AmlCompute"), *repo.computes_of_type(subscription, "ComputeInstance")]
 
 
-def _same_region(a: str, b: str) -> bool:
+def same_region(a: str, b: str) -> bool:
     return a.lower().replace(" ", "") == b.lower().replace(" ", "")
 
 
 def regional_usage(repo: Repository, subscription: str, location: str, without: str = "") -> Usage:
     return usage_of(repo, [c for c in _emulated(repo, subscription)
-                           if _same_region(c.location, location) and c.key != without])
+                           if same_region(c.location, location) and c.key != without])
 
 
 def workspace_usage(repo: Repository, workspace_key: str, without: str = "") -> Usage:

@@ -84,3 +84,31 @@ def test_a_cluster_whose_max_alone_exceeds_the_quota_is_accepted_with_a_warning_
                              target="properties.properties.scaleSettings.minNodeCount")
     assert "vCPU quota of 40" in error["message"]
     assert client.get(f"{COMPUTES}/eager", params=API, headers=auth).status_code == 404
+
+
+def test_azures_workspace_quota_api_lists_and_caps_a_family_each_update_with_its_status(client, auth):
+    response = client.get(f"{LOCATION_PATH}/QUOTAS", params=API, headers=auth)
+    assert response.status_code == 200, response.text
+    listed = {q["name"]["value"]: q for q in response.json()["value"]}
+    assert listed["standardDSv2Family"]["limit"] == 24 and listed["standardNCFamily"]["limit"] == 0
+    quota_id = listed["standardDSv2Family"]["id"]
+    assert quota_id.endswith("/workspaces/amlemu/quotas/standardDSv2Family")
+    assert listed["standardDSv2Family"]["type"] == "Microsoft.MachineLearningServices/workspaces/quotas"
+
+    body = {"location": "local", "value": [
+        {"id": quota_id, "type": "Microsoft.MachineLearningServices/workspaces/quotas", "limit": 8, "unit": "Count"},
+        {"id": quota_id.replace("standardDSv2Family", "standardNopeFamily"), "limit": 8},
+        {"id": quota_id.replace("standardDSv2Family", "standardDv3Family"), "limit": 500}]}
+    response = client.post(f"{LOCATION_PATH}/updateQuotas", params=API, json=body, headers=auth)
+    assert response.status_code == 200, response.text
+    assert [r["status"] for r in response.json()["value"]] == \
+        ["Success", "InvalidVMFamilyName", "InvalidQuotaExceedsSubscriptionLimit"]
+    assert _quotas(client, auth, workspace="amlemu")["limits"]["families"]["standardDSv2Family"] == 8
+    assert _quotas(client, auth, workspace="amlemu")["limits"]["families"]["standardDv3Family"] == 24
+
+    before = _quotas(client, auth, workspace="amlemu")
+    for bad, target in (({"value": {}}, "value"), ({"value": [{"id": "nope", "limit": 1}]}, "value[0].id"),
+                        ({"value": [{"id": quota_id, "limit": -1}]}, "value[0].limit")):
+        assert_arm_error(client.post(f"{LOCATION_PATH}/updateQuotas", params=API, json=bad, headers=auth), 400,
+                         target=target)
+    assert _quotas(client, auth, workspace="amlemu") == before

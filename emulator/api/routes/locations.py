@@ -22,6 +22,18 @@ def list_usages(ctx: Ctx, subscription_id: str, location: str) -> dict:
     return {"value": ctx.services.locations.usages(subscription_id, location), "nextLink": None}
 
 
+@router.get(LOCATION_PATH + "/quotas")
+def list_quotas(ctx: Ctx, subscription_id: str, location: str) -> dict:
+    """Each workspace's vCPU limit per VM family in the region (Azure's Quotas_List)."""
+    return {"value": ctx.services.locations.workspace_quotas(subscription_id, location), "nextLink": None}
+
+
+@router.post(LOCATION_PATH + "/updateQuotas")
+def update_quotas(ctx: Ctx, subscription_id: str, location: str, body: Annotated[Any, Body()] = None) -> dict:
+    """{"value": [{"id": ".../workspaces/W/quotas/FAMILY", "limit": 8}]}: a workspace's cap, each with its status."""
+    return {"value": ctx.services.locations.update_workspace_quotas(subscription_id, body), "nextLink": None}
+
+
 @router.get(LOCATION_PATH + "/computeOperationsStatus/{operation_id}")
 def operation_status(ctx: Ctx, subscription_id: str, location: str, operation_id: str) -> JSONResponse:
     op = ctx.services.locations.operation(operation_id)

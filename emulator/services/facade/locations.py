@@ -1,7 +1,7 @@
 """What the api serves under a subscription's location: core usage and quotas, long-running operations' status."""
 
 from emulator.errors import NotFound
-from emulator.services import quotas, usage, workspaces
+from emulator.services import quotas, usage, workspace_quotas, workspaces
 from emulator.services.facade.base import Service
 from emulator.services.facade.timeline import Timeline
 from emulator.store.tables import Operation
@@ -11,6 +11,14 @@ class Locations(Service):
     def usages(self, subscription: str, location: str) -> list[dict]:
         with self.store.transaction() as repo:
             return usage.usages(repo, self.settings, subscription, location)
+
+    def workspace_quotas(self, subscription: str, location: str) -> list[dict]:
+        with self.store.reading() as repo:
+            return workspace_quotas.listed(repo, self.settings, subscription, location)
+
+    def update_workspace_quotas(self, subscription: str, body: object) -> list[dict]:
+        with self.store.transaction() as repo:
+            return workspace_quotas.update(repo, self.settings, subscription, body)
 
     def operation(self, operation_id: str) -> Operation:
         with self.store.transaction() as repo:
