@@ -3,10 +3,14 @@ cores, a second cluster's job waits Queued with Azure's quota message (on the jo
 while the first cluster's job holds the quota, then runs once the first cluster's node has left; `list_usage` shows
 the limit, and the wait is one `quota.wait` event on the timeline."""
 
+import json
+
 import pytest
 from azure.ai.ml import command
 from azure.ai.ml.entities import AmlCompute, Environment
+from typer.testing import CliRunner
 
+from emulator.cli.main import app
 from tests import gate
 from tests.waiting import wait_until
 
@@ -26,13 +30,19 @@ def _status(ml_client, name: str, *statuses: str, timeout: float = 180.0) -> str
                       interval=0.5, message=f"job {name} to reach {statuses}")
 
 
+def _quota(*args: str) -> dict:
+    result = CliRunner().invoke(app, ["quota", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
 @pytest.fixture
-def one_node_of_quota(rest, stack):
-    """The workspace capped at one node of the family, as `amlemu quota --workspace W --family F=2` sets it."""
-    set_cap = rest.put("/_emulator/quotas", params={"workspace": stack.workspace}, json={"families": {FAMILY: 2}})
-    assert set_cap.status_code == 200, set_cap.text
+def one_node_of_quota(stack):
+    """The workspace capped at one node of the family with `amlemu quota`; the cap is lifted afterwards."""
+    capped = _quota("--workspace", stack.workspace, "--family", f"{FAMILY}=2")
+    assert capped["limits"]["families"][FAMILY] == 2 and capped["override"] == {"families": {FAMILY: 2}}
     yield
-    rest.put("/_emulator/quotas", params={"workspace": stack.workspace}, json={"families": {FAMILY: None}})
+    assert _quota("--workspace", stack.workspace, "--family", f"{FAMILY}=default")["limits"]["families"][FAMILY] > 2
 
 
 def test_a_job_waits_queued_for_quota_another_holds_then_runs_when_it_frees(
