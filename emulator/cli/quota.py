@@ -26,7 +26,7 @@ def render(view: dict) -> Table:
 
 def _parse_family(value: str) -> tuple[str, int | None]:
     name, _, cores = value.partition("=")
-    if not cores:
+    if cores != "default" and not cores.isdigit():
         raise typer.BadParameter(f"expected FAMILY=VCPUS (e.g. standardDSv2Family=48, or =default), got {value!r}")
     return name, None if cores == "default" else int(cores)
 
