@@ -38,7 +38,6 @@ def quota(workspace: str | None = typer.Option(None, help="Cap this workspace on
           low_priority: int | None = typer.Option(None, help="Low-priority vCPUs across families (-1: default)."),
           as_json: bool = typer.Option(False, "--json", help="The quotas as JSON.")) -> None:
     """Show or set the core quotas clusters and compute instances are held to (Azure's defaults until set)."""
-    client = rest.running_client(Stack.from_env())
     params = {"workspace": workspace} if workspace else {}
     body: dict = {}
     if family:
@@ -46,6 +45,7 @@ def quota(workspace: str | None = typer.Option(None, help="Cap this workspace on
     for key, value in (("totalDedicatedCores", total), ("lowPriorityCores", low_priority)):
         if value is not None:
             body[key] = None if value < 0 else value
+    client = rest.running_client(Stack.from_env())
     view = rest.answer(client.put("/_emulator/quotas", params=params, json=body) if body
                        else client.get("/_emulator/quotas", params=params))
     if as_json:
