@@ -84,6 +84,14 @@ class Settings(BaseSettings):
     # Fetch from loopback and private addresses too (a test server of yours); Azure reaches public ones only.
     external_private_hosts: bool = False
 
+    # Core quotas (vCPUs) of every region, Azure's defaults (semantics §1.5): each dedicated CPU family, each GPU
+    # family, all dedicated families together, and low priority across families. /_emulator/quotas (`amlemu quota`)
+    # overrides them for all workspaces or caps one workspace.
+    quota_family_cores: int = Field(24, ge=0)
+    quota_gpu_family_cores: int = Field(0, ge=0)
+    quota_total_dedicated_cores: int = Field(24, ge=0)
+    quota_low_priority_cores: int = Field(100, ge=0)
+
     # The event timeline keeps this many events (the oldest go); budgets and pruning are looked at this often.
     events_keep: int = Field(100_000, ge=1000)
     meter_interval_seconds: float = Field(5.0, gt=0)

@@ -39,7 +39,16 @@ from emulator.services.facade import Services
 from emulator.settings import Settings
 from emulator.store.changes import Listener, mark_changed
 from emulator.store.db import Store
-from emulator.store.tables import Compute, Job, Node, OnlineDeployment, OnlineEndpoint, Schedule, Workspace
+from emulator.store.tables import (
+    Compute,
+    Job,
+    Node,
+    OnlineDeployment,
+    OnlineEndpoint,
+    QuotaOverride,
+    Schedule,
+    Workspace,
+)
 
 log = logging.getLogger("amlemu.api")
 
@@ -52,7 +61,7 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris",
     "onlineEndpoints", "listKeys", "regenerateKeys", "getLogs", "models", "registries", "registrymanagement",
     "mferp", "managementfrontend", "components", "tempdatarefs", "datarefs", "import", "schedules", "diagnose",
-    "resyncKeys", "batchEndpoints")}
+    "resyncKeys", "batchEndpoints", "quotas", "updateQuotas")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
               "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs",
@@ -110,7 +119,7 @@ class ArmPaths:
 
 # What the controller acts on, and what the scoring router's table is read from (scoring/table.py).
 CONTROLLER_TABLES = frozenset(t.__tablename__ for t in (Workspace, Compute, Node, Job, OnlineEndpoint,
-                                                         OnlineDeployment, Schedule))
+                                                         OnlineDeployment, Schedule, QuotaOverride))
 ROUTING_TABLES = frozenset(t.__tablename__ for t in (OnlineEndpoint, OnlineDeployment))
 
 

@@ -14,6 +14,8 @@ NODE_PREEMPTED = "node.preempted"  # taken by a preemption (data: job, the job i
 NODE_UNUSABLE = "node.unusable"  # died, or could not start
 NODE_GONE = "node.gone"  # no longer in the cluster
 CLUSTER_SCALED = "cluster.scaled"  # the target node count changed (data: previous, target)
+QUOTA_WAIT = "quota.wait"  # a scale-up held back by core quota, once per wait (data: quota, limit, used, heldBack)
+QUOTA_FREED = "quota.freed"  # that wait ended: the cluster can grow again (data: quota)
 # jobs (subject: the job's key)
 JOB_STATUS = "job.status"  # data: status, previous, attempt, message
 JOB_ATTEMPT = "job.attempt"  # an attempt's rank claimed by a node (data: attempt, rank, node)

@@ -5,15 +5,16 @@ two idle minutes, low-priority ones are preempted."""
 from datetime import datetime
 
 from emulator.domain.compute import serverless
+from emulator.domain.compute.quota import Limits
 from emulator.domain.ids import WorkspaceRef
-from emulator.services import usage
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Workspace
 
 
 def cluster_for(repo: Repository, ref: WorkspaceRef, workspace: Workspace, capacity: serverless.Capacity,
                 instance_count: int, now: datetime, target: str) -> Compute:
-    quota = usage.LOW_PRIORITY_LIMIT if capacity.priority == "LowPriority" else usage.DEDICATED_FAMILY_LIMIT
+    # Sized by Azure's default quota; the quota in force (services/quotas.py) still limits how far it grows.
+    quota = Limits().low_priority if capacity.priority == "LowPriority" else Limits().family
     nodes = serverless.max_nodes(capacity, quota, instance_count, target)
     key = ref.child_id("computes", capacity.cluster_name).lower()
     row = repo.compute(key)

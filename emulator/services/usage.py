@@ -1,15 +1,10 @@
-"""Core usage per VM family, as `list_usage` reports it (quota enforcement comes later)."""
+"""Core usage and limits per VM family, as `list_usage` reports them (services/quotas.py counts and limits them)."""
 
-from collections import Counter
-
-from emulator.domain.compute import cluster, vm_sizes
+from emulator.domain.compute import quota, vm_sizes
 from emulator.domain.ids import location_id
-from emulator.services import computes
+from emulator.services import quotas
+from emulator.settings import Settings
 from emulator.store.repositories import Repository
-
-DEDICATED_FAMILY_LIMIT = 24
-DEDICATED_TOTAL_LIMIT = 24
-LOW_PRIORITY_LIMIT = 100
 
 
 def _entry(subscription: str, location: str, name: str, label: str, current: int, limit: int) -> dict:
@@ -18,27 +13,15 @@ def _entry(subscription: str, location: str, name: str, label: str, current: int
             "currentValue": current, "limit": limit, "name": {"value": name, "localizedValue": label}}
 
 
-def usages(repo: Repository, subscription: str, location: str) -> list[dict]:
-    dedicated: Counter = Counter()
-    low_priority = 0
-    for row in repo.computes_of_type(subscription, "AmlCompute"):
-        spec = computes.spec_of(row)
-        cores = spec.vm_size.vcpus * cluster.current_count([cluster.NodeState(n.state) for n in repo.nodes(row.key)])
-        if spec.low_priority:
-            low_priority += cores
-        else:
-            dedicated[spec.vm_size.family] += cores
-    # Cluster and instance quota is one; a stopped instance still holds its cores (Azure: stopping "doesn't
-    # release quota").
-    for row in repo.computes_of_type(subscription, "ComputeInstance"):
-        size = computes.spec_of(row).vm_size
-        dedicated[size.family] += size.vcpus
-    entries = [_entry(subscription, location, "TotalDedicatedCores", "Total Cluster Dedicated Regional vCPUs",
-                      sum(dedicated.values()), DEDICATED_TOTAL_LIMIT),
-               _entry(subscription, location, "TotalLowPriorityCores", "Total Cluster LowPriority Regional vCPUs",
-                      low_priority, LOW_PRIORITY_LIMIT)]
-    for family in sorted({size.family for size in vm_sizes.VM_SIZES}):
+def usages(repo: Repository, settings: Settings, subscription: str, location: str) -> list[dict]:
+    used = quotas.regional_usage(repo, subscription, location)
+    limits = quotas.regional_limits(repo, settings)
+    entries = [_entry(subscription, location, quota.TOTAL_DEDICATED, "Total Cluster Dedicated Regional vCPUs",
+                      used.total_dedicated, limits.total_dedicated),
+               _entry(subscription, location, quota.TOTAL_LOW_PRIORITY, "Total Cluster LowPriority Regional vCPUs",
+                      used.low_priority, limits.low_priority)]
+    for family in sorted(quotas.FAMILIES):
         gpu = any(s.gpus for s in vm_sizes.VM_SIZES if s.family == family)
         entries.append(_entry(subscription, location, family, f"{family} Cluster Dedicated vCPUs",
-                              dedicated[family], 0 if gpu else DEDICATED_FAMILY_LIMIT))
+                              used.dedicated.get(family, 0), limits.of_family(family, gpu)))
     return entries

@@ -18,6 +18,7 @@ from emulator.store.tables import (
     OnlineDeployment,
     OnlineEndpoint,
     Operation,
+    QuotaOverride,
     Registry,
     Schedule,
     TrackedExperiment,
@@ -82,6 +83,9 @@ class Repository:
         prefix = f"/subscriptions/{subscription}/".lower()
         query = select(Compute).where(Compute.key.startswith(prefix), Compute.compute_type == compute_type)
         return list(self.session.scalars(query))
+
+    def quota_override(self, scope: str) -> QuotaOverride | None:
+        return self.session.get(QuotaOverride, scope.lower())
 
     # nodes
     def nodes(self, compute_key: str) -> list[Node]:

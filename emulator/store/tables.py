@@ -262,3 +262,11 @@ class Event(Base):
     kind: Mapped[str] = mapped_column(String, index=True)  # dotted: node.up, job.status, node.preempted
     subject: Mapped[str] = mapped_column(String, index=True)  # the ARM key of the compute, job or deployment
     data: Mapped[dict] = mapped_column(JSON, default=dict)
+
+
+class QuotaOverride(Base):
+    """Core quotas set through /_emulator/quotas (services/quotas.py) over the settings' defaults: `scope` is "*"
+    for every workspace's region, or a workspace's key for that workspace's own caps."""
+    __tablename__ = "quota_overrides"
+    scope: Mapped[str] = mapped_column(String, primary_key=True)
+    limits: Mapped[dict] = mapped_column(JSON, default=dict)  # {"totalDedicatedCores"?, "lowPriorityCores"?, "families"?}

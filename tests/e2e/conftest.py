@@ -20,6 +20,7 @@ def stack(tmp_path_factory) -> Stack:
         assert stack.wait_healthy(timeout=120), stack.compose("logs", capture=True).stdout
         os.environ.update(stack.env_vars())
         apply_client_shim()  # as PYTHONPATH would at start-up
+        _raise_quota(stack)
         yield stack
     finally:
         stacks.remove(stack)
@@ -28,6 +29,17 @@ def stack(tmp_path_factory) -> Stack:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def _raise_quota(stack: Stack) -> None:
+    """The suite shares one stack, whose tests leave instances (they hold their cores, stopped or not) and idle nodes
+    behind while the next ones create theirs: more than Azure's default 24 dedicated vCPUs at once. A subscription
+    that runs them side by side has a larger quota, set here as a user sets it (`amlemu quota`); test_quota_sdk.py
+    caps its own workspace to see the quota hold."""
+    families = {f: 96 for f in ("standardDSv2Family", "standardDv3Family", "standardDSv3Family", "standardFSv2Family")}
+    with stack.client() as client:
+        response = client.put("/_emulator/quotas", json={"totalDedicatedCores": 192, "families": families})
+    assert response.status_code == 200, response.text
 
 
 @pytest.fixture(scope="session")

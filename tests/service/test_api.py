@@ -487,8 +487,9 @@ def test_nodes_show_in_status_list_nodes_and_usages(client, app, auth):
 
     usages = {u["name"]["value"]: u for u in
               client.get(f"{LOCATION_PATH}/usages", params=API, headers=auth).json()["value"]}
-    assert usages["TotalDedicatedCores"]["currentValue"] == 2 * 4  # two active DS3_v2 nodes, 4 vCPUs each
-    assert usages["standardDSv2Family"]["currentValue"] == 8
+    # the active DS3_v2 nodes and the leaving one (its VM is there until it is gone), 4 vCPUs each
+    assert usages["TotalDedicatedCores"]["currentValue"] == 3 * 4
+    assert usages["standardDSv2Family"]["currentValue"] == 12 and usages["standardDSv2Family"]["limit"] == 24
     assert usages["TotalLowPriorityCores"]["currentValue"] == 0
 
 

@@ -23,7 +23,7 @@ from emulator.domain.compute import cluster
 from emulator.domain.compute.cluster import NodeState
 from emulator.runtime import labels
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
-from emulator.services import computes, events, operations
+from emulator.services import computes, events, operations, quotas
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node
@@ -165,8 +165,10 @@ class ClusterReconciler:
         nodes = repo.nodes(compute.key)
         demand, pending = self.scheduler.schedule(repo, compute, nodes, now, effects) if self.scheduler else (0, 0)
         views = [cluster.NodeView(n.node_id, NodeState(n.state), n.idle_since) for n in nodes]
+        room = quotas.room(repo, self.settings, compute)[0] if demand or spec.scale.min_nodes else None
         plan = cluster.plan_scale(views, demand=demand, scale=spec.scale, now=now,
-                                  idle_seconds=self.settings.scaled(spec.scale.idle_seconds))
+                                  idle_seconds=self.settings.scaled(spec.scale.idle_seconds), room=room)
+        quotas.held_back(repo, self.settings, compute, plan.held_back, now)
         if pending:  # an idle node told to leave now might be the one taking a dispatched job
             plan = cluster.ScalePlan(add=plan.add, remove=(), target=plan.target + len(plan.remove))
         by_id = {n.node_id: n for n in nodes}
@@ -214,5 +216,5 @@ class ClusterReconciler:
                 self._set_state(node, NodeState.UNUSABLE, self.clock())
             else:
                 node.container_id, node.private_ip = container.id, container.ip
-            if compute is not None and (error or compute.errors):
-                compute.errors = [error] if error else None
+            if compute is not None and (error or compute.errors):  # quota entries stay: they have their own pass
+                quotas.set_node_error(compute, error)

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from emulator.domain.compute import serverless
 from emulator.domain.ids import WorkspaceRef
-from emulator.services import computes
+from emulator.services import computes, quotas
 from emulator.services.facade.base import Service
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Node, Operation, Workspace
@@ -35,11 +35,13 @@ class Computes(Service):
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation, bool]:
         with self.in_workspace(ref) as (repo, workspace):
             row, op, created = computes.put(repo, ref, workspace, name, body, self.clock())
+            quotas.admit(repo, self.settings, row, created)
             return _view(repo, row, workspace), op, created
 
     def patch_scale(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation]:
         with self.in_workspace(ref) as (repo, workspace):
             row, op = computes.patch_scale(repo, ref, workspace, name, body, self.clock())
+            quotas.admit(repo, self.settings, row, False)
             return _view(repo, row, workspace), op
 
     def delete(self, ref: WorkspaceRef, name: str) -> tuple[Compute, Operation] | None:

@@ -47,7 +47,7 @@ def test_a_spot_job_without_compute_scales_its_hidden_cluster_up_then_back_to_ze
         (name, "LowPriority", "Standard_D2_v3")
     with store.transaction() as repo:  # its cores count in list_usage, as Azure counts serverless under its quota
         counted = {u["name"]["value"]: u["currentValue"]
-                   for u in usage.usages(repo, azure.ref.subscription, "eastus")}
+                   for u in usage.usages(repo, settings, azure.ref.subscription, azure.compute(name).location)}
     assert counted["TotalLowPriorityCores"] == 2 and counted["TotalDedicatedCores"] == 0
     broker.set(ready_key(node.node_id), 1)
     clusters.tick()  # the node is idle and is sent the job

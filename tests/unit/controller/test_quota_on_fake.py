@@ -1,0 +1,72 @@
+"""Core quota on the cluster reconciler (FakeRuntime, the test's clock): a cluster grows only as far as the quota
+allows, its queued job waits with Azure's quota message on the job and the compute, one `quota.wait` event per wait,
+and it grows once the quota frees."""
+
+import pytest
+
+from emulator.controller.reconcilers.clusters import ClusterReconciler
+from emulator.dispatch.celery_app import ready_key
+from emulator.domain import events as kinds
+from emulator.services import events, quotas, usage
+from tests.unit.controller.test_clusters_on_fake import bring_up, put, submit
+
+
+@pytest.fixture
+def clusters(settings, store, fake, broker, clock, scheduler, act) -> ClusterReconciler:
+    return ClusterReconciler(settings, store, fake, broker, clock, scheduler, act)
+
+
+def _events(store, azure, kind: str) -> list:
+    with store.transaction() as repo:
+        return [e for e in events.all_of(repo, azure.ref.key, (kind,))]
+
+
+def test_a_job_waits_queued_for_quota_once_on_the_timeline_then_runs_when_it_is_raised(
+        azure, clusters, broker, clock, store, settings):
+    settings.quota_family_cores = 8  # two Standard_DS3_v2 nodes (4 vCPUs each) in the family
+    bring_up(azure, clusters, broker, "holder", 2)
+    key = put(azure, "waiter", 0, 2)
+    submit(azure, store, settings, "patient", "waiter")
+    clusters.tick()
+    clusters.tick()
+
+    assert azure.nodes("waiter") == []
+    (error,) = azure.compute("waiter").errors
+    assert error["error"]["code"] == "QuotaExceeded"
+    assert "Standard DSv2 family vCPU quota of 8 (8 in use)" in error["error"]["message"]
+    view = azure.view("waiter")
+    assert (view["allocationState"], view["targetNodeCount"]) == ("Steady", 0)
+    with store.transaction() as repo:
+        job = repo.job(azure.ref.child_id("jobs", "patient"))
+        assert job.status == "Queued" and "vCPU quota of 8" in job.history[-1]["warning"]
+        listed = {u["name"]["value"]: (u["currentValue"], u["limit"])
+                  for u in usage.usages(repo, settings, azure.ref.subscription, "local")}
+    assert listed["standardDSv2Family"] == (8, 8) and listed["TotalDedicatedCores"] == (8, 24)
+    (wait,) = _events(store, azure, kinds.QUOTA_WAIT)  # once, however many passes it waits
+    assert (wait.subject, wait.data["quota"], wait.data["heldBack"]) == (key, "standardDSv2Family", 1)
+
+    with store.transaction() as repo:  # what PUT /_emulator/quotas does
+        quotas.set_override(repo, None, {"families": {"standardDSv2Family": 12}})
+    clusters.tick()
+    (node,) = azure.nodes("waiter")
+    assert azure.compute("waiter").errors is None
+    assert [e.subject for e in _events(store, azure, kinds.QUOTA_FREED)] == [key]
+    broker.set(ready_key(node.node_id), 1)
+    clusters.tick()
+    with store.transaction() as repo:
+        assert repo.job(azure.ref.child_id("jobs", "patient")).dispatched_at is not None
+
+
+def test_a_workspace_cap_holds_its_clusters_below_the_regional_quota(azure, clusters, broker, store, settings):
+    with store.transaction() as repo:
+        quotas.set_override(repo, azure.ref.key, {"totalDedicatedCores": 4})
+    put(azure, "capped", 0, 3)
+    submit(azure, store, settings, "one", "capped")
+    submit(azure, store, settings, "two", "capped")
+    clusters.tick()
+    assert len(azure.nodes("capped")) == 1
+    error, warning = azure.compute("capped").errors  # and maxNodeCount alone is above the cap: a warning too
+    assert error["error"]["message"].startswith("Cluster scale-up is held back by quota") \
+        and "The specified workspace has a total vCPU quota of 4" in error["error"]["message"]
+    assert warning["error"]["code"] == "ClusterMaxNodesExceedCoreQuota" \
+        and "can only grow to 1 node of" in warning["error"]["message"]
