@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from emulator.cli import cost, data, demo, instance, rest, studio
+from emulator.cli import cost, data, demo, instance, rest, roles, studio
 from emulator.cli.stack import ROOT, Stack, record_images
 from emulator.domain.assets import images
 from emulator.errors import EmulatorError
@@ -24,6 +24,8 @@ app.add_typer(instance.app, name="instance")
 app.add_typer(data.app, name="data")
 app.command()(cost.cost)
 app.command(name="studio")(studio.studio)
+app.command(name="token")(roles.token)
+app.command(name="roles")(roles.roles_table)
 
 
 def _builder(status):

@@ -262,3 +262,16 @@ class Event(Base):
     kind: Mapped[str] = mapped_column(String, index=True)  # dotted: node.up, job.status, node.preempted
     subject: Mapped[str] = mapped_column(String, index=True)  # the ARM key of the compute, job or deployment
     data: Mapped[dict] = mapped_column(JSON, default=dict)
+
+
+class RoleAssignment(Base):
+    """An Azure role assignment (Microsoft.Authorization/roleAssignments) at a workspace's scope."""
+    __tablename__ = "role_assignments"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    workspace_key: Mapped[str] = mapped_column(String, index=True)  # its scope
+    name: Mapped[str]  # a GUID
+    principal_id: Mapped[str] = mapped_column(String, index=True)
+    principal_type: Mapped[str]
+    role_id: Mapped[str]  # the built-in role definition's GUID
+    created_at: Mapped[datetime]
+    created_by: Mapped[str]
