@@ -4,7 +4,7 @@ from emulator.api.arm.envelope import iso
 from emulator.domain import role_assignments as rules
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.roles import ROLES
-from emulator.store.tables import RoleAssignment
+from emulator.services.rows import RoleAssignment
 
 
 def role_assignment(row: RoleAssignment) -> dict:
