@@ -73,6 +73,27 @@ def issue(secret: bytes, audience: str, now: float | None = None) -> tuple[str, 
     return jwt.encode(claims, secret, algorithm="HS256"), expires
 
 
+ROLE_CLAIM, SCOPE_CLAIM = "amlemu_role", "amlemu_scope"  # absent: the emulated identity, Owner everywhere
+
+
+def principal_object_id(principal: str) -> str:
+    """A named principal's object id: the same name always gets the same id, as a user keeps theirs in Entra."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"amlemu-principal:{principal}"))
+
+
+def issue_for_role(secret: bytes, audience: str, principal: str, role: str, scope: str,
+                   now: float | None = None) -> tuple[str, int]:
+    """A management token for `principal`, holding `role` over `scope` (a workspace's ARM id, or '/' for all)."""
+    issued = int(now if now is not None else time.time())
+    expires = issued + LIFETIME_SECONDS
+    object_id = principal_object_id(principal)
+    claims = {"aud": audience.rstrip("/"), "iss": "https://sts.amlemu.local/", "iat": issued, "nbf": issued,
+              "exp": expires, "tid": TENANT_ID, "oid": object_id, "sub": object_id,
+              "upn": f"{principal}@amlemu.local", "name": principal, "uti": uuid.uuid4().hex,
+              ROLE_CLAIM: role, SCOPE_CLAIM: scope}
+    return jwt.encode(claims, secret, algorithm="HS256"), expires
+
+
 def issue_endpoint_token(secret: bytes, endpoint_key: str, issued: int) -> tuple[str, int]:
     """An AMLToken endpoint's scoring token: good for that endpoint's scoring URL only."""
     expires = issued + ENDPOINT_TOKEN_LIFETIME_SECONDS

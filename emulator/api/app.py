@@ -28,6 +28,7 @@ from emulator.api.routes import (
     online_endpoints,
     registries,
     registry_resources,
+    role_assignments,
     run_artifacts,
     schedules,
     studio,
@@ -61,12 +62,13 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "runs", "details", "rundata", "discovery", "data", "dataversion", "batchGetResolvedUris",
     "onlineEndpoints", "listKeys", "regenerateKeys", "getLogs", "models", "registries", "registrymanagement",
     "mferp", "managementfrontend", "components", "tempdatarefs", "datarefs", "import", "schedules", "diagnose",
-    "resyncKeys", "batchEndpoints", "quotas", "updateQuotas")}
+    "resyncKeys", "batchEndpoints", "quotas", "updateQuotas", "Microsoft.Authorization", "roleAssignments",
+    "roleDefinitions")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
               "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs",
               "onlineendpoints", "models", "registries", "components", "tempdatarefs", "datarefs", "schedules",
-              "batchendpoints"}
+              "batchendpoints", "roleassignments", "roledefinitions"}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01", "2021-10-01-dataplanepreview", "2020-09-01-dataplanepreview",
@@ -153,7 +155,8 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
     for router in (identity.router, workspaces.router, computes.router, locations.router, deployments.router,
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
                    registries.router, registry_resources.router, emulator.router, studio.router, tracking.router,
-                   run_artifacts.router, schedules.router, batch_endpoints.router, batch_jobs.router, timeline.router, metrics.router):
+                   run_artifacts.router, schedules.router, batch_endpoints.router, batch_jobs.router, timeline.router, metrics.router,
+                   role_assignments.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

@@ -8,7 +8,9 @@ from typing import Annotated, Callable
 from fastapi import Depends, Header, Request
 
 from emulator import tokens
+from emulator.domain import roles
 from emulator.domain.ids import WorkspaceRef
+from emulator.errors import Forbidden
 from emulator.services.facade import Services
 from emulator.settings import Settings
 
@@ -33,8 +35,22 @@ def context(request: Request) -> Context:
 Ctx = Annotated[Context, Depends(context)]
 
 
-def authorized(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> dict:
-    return tokens.verify(ctx.secret, authorization, tokens.management_audiences(ctx.settings.own_urls))
+def authorized(ctx: Ctx, request: Request, authorization: Annotated[str | None, Header()] = None) -> dict:
+    """A valid management token whose role allows the request's ARM operation (Azure RBAC, domain/roles.py)."""
+    claims = tokens.verify(ctx.secret, authorization, tokens.management_audiences(ctx.settings.own_urls))
+    role = claims.get(tokens.ROLE_CLAIM)
+    if role is None:  # the emulated identity: Owner everywhere
+        return claims
+    op = roles.operation(request.method, request.url.path)
+    if op is None:
+        return claims
+    # what its token says (`amlemu token`), and what role assignments have granted the principal since
+    grants = [(str(role), str(claims.get(tokens.SCOPE_CLAIM) or "/")),
+              *ctx.services.role_assignments.grants(str(claims.get("oid", "")))]
+    if not any(roles.permits(name, scope, op) for name, scope in grants):
+        raise Forbidden(roles.authorization_failed_message(claims.get("upn", ""), claims.get("oid", ""), op),
+                        code="AuthorizationFailed")
+    return claims
 
 
 def registry_caller(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> dict:

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from emulator.cli import cost, data, demo, instance, quota, rest, studio
+from emulator.cli import cost, data, demo, instance, quota, rest, roles, studio
 from emulator.cli.stack import ROOT, Stack, record_images
 from emulator.domain.assets import images
 from emulator.errors import EmulatorError
@@ -25,6 +25,8 @@ app.add_typer(data.app, name="data")
 app.command()(cost.cost)
 app.command()(quota.quota)
 app.command(name="studio")(studio.studio)
+app.command(name="token")(roles.token)
+app.command(name="roles")(roles.roles_table)
 
 
 def _builder(status):

@@ -13,9 +13,11 @@ from emulator.store.tables import (
     OnlineEndpoint,
     Operation,
     Registry,
+    RoleAssignment,
     Schedule,
     Workspace,
 )
 
 __all__ = ["AssetVersion", "BatchDeployment", "BatchEndpoint", "Compute", "Event", "Job", "Node", "OnlineDeployment",
-           "OnlineEndpoint", "Operation", "Registry", "Schedule", "Workspace"]
+           "OnlineEndpoint", "Operation", "Registry", "RoleAssignment",
+           "Schedule", "Workspace"]

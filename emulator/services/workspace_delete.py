@@ -30,4 +30,6 @@ def delete(repo: Repository, ref: WorkspaceRef, now: datetime) -> bool:
         repo.remove(asset)
     for schedule in repo.schedules(ref.key):  # nothing more fires there
         repo.remove(schedule)
+    for assignment in repo.role_assignments(ref.key):  # a workspace made again under its name grants nothing
+        repo.remove(assignment)
     return workspaces.delete(repo, ref, now)

@@ -20,6 +20,7 @@ from emulator.store.tables import (
     Operation,
     QuotaOverride,
     Registry,
+    RoleAssignment,
     Schedule,
     TrackedExperiment,
     TrackedRun,
@@ -235,6 +236,16 @@ class Repository:
     def enabled_schedules(self) -> list[Schedule]:
         return list(self.session.scalars(select(Schedule).where(Schedule.enabled.is_(True))
                                          .order_by(Schedule.created_at)))
+
+    # role assignments
+    def role_assignment(self, key: str) -> RoleAssignment | None:
+        return self.session.get(RoleAssignment, key.lower())
+
+    def role_assignments(self, workspace_key: str | None = None) -> list[RoleAssignment]:
+        return self._listed(RoleAssignment, RoleAssignment.workspace_key, workspace_key)
+
+    def role_assignments_of(self, principal_id: str) -> list[RoleAssignment]:
+        return self._listed(RoleAssignment, RoleAssignment.principal_id, principal_id)
 
     # the event timeline
     def events_after(self, workspace_key: str | None, after_id: int, limit: int, kinds: tuple[str, ...] = (),

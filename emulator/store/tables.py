@@ -270,3 +270,16 @@ class QuotaOverride(Base):
     __tablename__ = "quota_overrides"
     scope: Mapped[str] = mapped_column(String, primary_key=True)
     limits: Mapped[dict] = mapped_column(JSON, default=dict)  # {"totalDedicatedCores"?, "lowPriorityCores"?, "families"?}
+
+
+class RoleAssignment(Base):
+    """An Azure role assignment (Microsoft.Authorization/roleAssignments) at a workspace's scope."""
+    __tablename__ = "role_assignments"
+    key: Mapped[str] = mapped_column(String, primary_key=True)  # lower-cased ARM id
+    workspace_key: Mapped[str] = mapped_column(String, index=True)  # its scope
+    name: Mapped[str]  # a GUID
+    principal_id: Mapped[str] = mapped_column(String, index=True)
+    principal_type: Mapped[str]
+    role_id: Mapped[str]  # the built-in role definition's GUID
+    created_at: Mapped[datetime]
+    created_by: Mapped[str]

@@ -13,6 +13,7 @@ from emulator.services.facade.locations import Locations
 from emulator.services.facade.online_endpoints import OnlineDeployments, OnlineEndpoints
 from emulator.services.facade.preemption import Preemption
 from emulator.services.facade.registries import Registries
+from emulator.services.facade.role_assignments import RoleAssignments
 from emulator.services.facade.run_artifacts import RunArtifacts
 from emulator.services.facade.schedules import Schedules
 from emulator.services.facade.studio import Studio
@@ -49,6 +50,7 @@ class Services:
     metrics: Metrics
     studio: Studio
     studio_sessions: StudioSessions
+    role_assignments: RoleAssignments
 
     @classmethod
     def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
@@ -61,4 +63,4 @@ class Services:
                    each(Registries), Tracking(settings, store, secret, clock, mlflow), each(RunArtifacts),
                    each(Schedules), each(Timeline), Metrics(store, clock),
                    Studio(settings, store, secret, clock, StudioRuns(settings.data_dir, store, mlflow)),
-                   each(StudioSessions))
+                   each(StudioSessions), each(RoleAssignments))
