@@ -20,7 +20,7 @@ JOBS, MAX_NODES = 12, 3
 # runs anything, and the storm would stall rather than test anything.
 MEAN_SECONDS, SEED = 25.0, 20260611
 SCALE = 0.2  # 25 s → 5 s between preemptions, the 30 s notice → 6 s, a preempted node listed 60 s → 12 s
-STEPS, STEP_SECONDS, CHECKPOINT_EVERY = 12, 0.15, 3
+STEPS, STEP_SECONDS, CHECKPOINT_EVERY = 30, 0.15, 3  # 4.5 s a job: long enough for preemptions to hit it
 DEADLINE = 600.0  # the whole storm, submit to the last container gone (a bound on being stuck: a loaded machine is slower)
 # An attempt that finds the result already written fails the job loudly: the result is written exactly once.
 GUARD = ('if [ -e outputs/result.json ]; then echo "outputs/result.json was written by an earlier attempt" >&2; '
