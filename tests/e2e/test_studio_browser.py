@@ -17,6 +17,7 @@ from azure.ai.ml.entities import AmlCompute
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from typer.testing import CliRunner
@@ -144,8 +145,13 @@ def test_the_compute_pages_node_strip_shows_a_preemption_live(ml_client, rest, w
         assert "preempted" in _data_state(browser, strip)
         assert browser.find_elements(By.CSS_SELECTOR, "p.cost[data-dollars]")  # what its nodes cost so far
         browser.get(f"{browser.current_url.rsplit('/computes/', 1)[0]}/timeline?subject={spot_cluster}")
+        wanted = {"node.added", "node.up", "node.notice", "node.preempted"}
+        try:  # read in one script, again until all are there: the live stream re-renders the table as events come
+            WebDriverWait(browser, 30, poll_frequency=0.5).until(
+                lambda d: wanted <= set(_data(d, "tr[data-kind]", "kind")))
+        except TimeoutException:
+            pytest.fail(f"the timeline lacks {wanted}: {browser.current_url}\n{browser.page_source[-3000:]}")
         kinds = _data(browser, "tr[data-kind]", "kind")
-        assert {"node.added", "node.up", "node.notice", "node.preempted"} <= set(kinds), kinds
         assert kinds.count("node.preempted") == 1  # newest first: the preemption after its notice, after the node came up
         assert kinds.index("node.preempted") < kinds.index("node.notice") < kinds.index("node.up")
         _shot(browser, "timeline")

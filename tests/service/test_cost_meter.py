@@ -68,6 +68,8 @@ def test_an_instance_is_billed_while_running_not_while_stopped_and_its_cost_show
     _login(client, auth)
     page = client.get(f"{STUDIO}/computes/ws-ci").text
     assert f'data-dollars="{line["dollars"]:.4f}"' in page and "seconds running at $0.2930/h" in page
+    for timeline in (client.get(f"{STUDIO}/timeline"), client.get(f"{STUDIO}/timeline", params={"subject": "ws-ci"})):
+        assert timeline.status_code == 200 and 'data-kind="instance.started"' in timeline.text, timeline.text[-2000:]
     metrics = client.get("/metrics", headers=auth).text
     assert any(row.startswith("amlemu_cost_dollars_total{") and 'compute="ws-ci"' in row and 'kind="instance"' in row
                for row in metrics.splitlines())
