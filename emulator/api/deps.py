@@ -43,7 +43,11 @@ def authorized(ctx: Ctx, request: Request, authorization: Annotated[str | None, 
         return claims
     op = roles.operation(request.method, request.url.path)
     if op is None:
-        return claims
+        if request.method in ("GET", "HEAD"):
+            return claims
+        # The emulator's own settings (quotas, budgets, ...): a change to the whole emulator, Owner's or Contributor's
+        # at the root only, never a Reader's nor a token scoped to one workspace.
+        op = roles.Operation(f"{roles.MLS}/emulator/write", "/")
     # what its token says (`amlemu token`), and what role assignments have granted the principal since
     grants = [(str(role), str(claims.get(tokens.SCOPE_CLAIM) or "/")),
               *ctx.services.role_assignments.grants(str(claims.get("oid", "")))]

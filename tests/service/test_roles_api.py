@@ -171,3 +171,11 @@ def test_the_same_assignment_under_a_new_name_conflicts(client, auth):
 def test_a_token_for_an_unknown_role_allows_nothing(client, secret):
     refused(client.get(COMPUTES, params=API, headers=bearer(secret, "Superuser")),
             f"{MLS}/workspaces/computes/read", WS_PATH)
+
+
+def test_a_reader_cannot_change_the_emulators_own_settings(client, auth, secret):
+    before = client.get("/_emulator/quotas", headers=auth).json()
+    reader = bearer(secret, "Reader")
+    refused(client.put("/_emulator/quotas", headers=reader, json={"lowPriorityCores": 1000}),
+            "Microsoft.MachineLearningServices/emulator/write", "/")
+    assert client.get("/_emulator/quotas", headers=auth).json() == before
