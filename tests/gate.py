@@ -14,22 +14,28 @@ from tests.waiting import wait_until
 WAIT = "{ [ -p outputs/gate ] || mkfifo -m 666 outputs/gate; } && cat outputs/gate"
 
 
-def release(outputs: Path, timeout: float = 120.0) -> None:
-    """Open the gate of the job whose ./outputs is `outputs`, once the job is waiting at it."""
-    fifo = outputs / "gate"
-
-    def writer() -> int | None:
-        try:
-            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno == errno.ENXIO:  # made, but nobody reads it yet
-                return None
-            raise
-
-    fd = wait_until(writer, timeout=timeout, interval=0.05, message=f"the job to wait at {fifo}")
+def release(*outputs: Path, timeout: float = 120.0) -> None:
+    """Open the gates of the jobs whose ./outputs are `outputs`, once every one of them is waiting at its gate:
+    jobs released together were all past their first part at the same time."""
+    writers = []
     try:
-        os.write(fd, b"go\n")
+        for folder in outputs:
+            writers.append(wait_until(lambda fifo=folder / "gate": _writer(fifo), timeout=timeout, interval=0.05,
+                                      message=f"the job to wait at {folder / 'gate'}"))
+        for fd in writers:
+            os.write(fd, b"go\n")
     finally:
-        os.close(fd)
+        for fd in writers:
+            os.close(fd)
+
+
+def _writer(fifo: Path) -> int | None:
+    """A write end of the FIFO, or None while it is not made or nobody reads it yet."""
+    try:
+        return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # made, but nobody reads it yet
+            return None
+        raise

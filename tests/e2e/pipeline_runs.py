@@ -46,9 +46,10 @@ def gated(command: str) -> str:
     return f"{first} && {gate.WAIT} && {rest}" if rest else f"{gate.WAIT} && {first}"
 
 
-def release(ml_client, job_dir, parent: str, step: str) -> None:
-    """Open the gate of a step that waits at it (its child job's ./outputs)."""
-    gate.release(job_dir(steps(ml_client, parent)[step].name) / "outputs", timeout=60)
+def release(ml_client, job_dir, parent: str, *names: str) -> None:
+    """Open the gates of steps once each waits at its own (their child jobs' ./outputs)."""
+    children = steps(ml_client, parent)
+    gate.release(*(job_dir(children[name].name) / "outputs" for name in names), timeout=60)
 
 
 def datastore_folder(stack, path: str) -> Path:

@@ -75,8 +75,7 @@ def test_a_docs_pipeline_fans_out_runs_independent_steps_together_and_joins(ml_c
                              timeout=240)
     assert "join" not in running or running["join"].status == "NotStarted"
     assert ml_client.jobs.get(created.name).status == "Running"
-    for side in ("left", "right"):
-        release(ml_client, job_dir, created.name, side)
+    release(ml_client, job_dir, created.name, "left", "right")  # once both have started: they overlap
     out = io.StringIO()
     with redirect_stdout(out):
         ml_client.jobs.stream(created.name)  # returns once the pipeline has ended

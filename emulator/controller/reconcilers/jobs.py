@@ -123,6 +123,8 @@ class JobReconciler:
     @staticmethod
     def _bind(repo: Repository, job: Job, node: Node | None, rank: str, now: datetime) -> None:
         job.ranks = {**job.ranks, rank: {"node": node.node_id if node else None, "state": "claimed", "rank": rank}}
+        if node is not None and node.state == NodeState.PREPARING and (compute := repo.compute(job.compute_key)):
+            events.of_node(compute, node, kinds.NODE_UP, now)  # it took the job before it was seen idle: it is up
         events.record(repo, job.workspace_key, kinds.JOB_ATTEMPT, job.key, now, attempt=job.attempt, rank=int(rank),
                       node=node.node_id if node else None, compute=job.compute_key)
         if node is None:

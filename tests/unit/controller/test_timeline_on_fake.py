@@ -10,6 +10,7 @@ from emulator.controller.reconcilers.meter import TOKEN_FILE, Meter
 from emulator.controller.scheduling.preemption import Preemptions
 from emulator.dispatch.celery_app import ready_key
 from emulator.domain.compute import cost as prices
+from emulator.domain.compute.cluster import NodeState
 from emulator.domain.compute.preemption import SHUTDOWN_GRACE_SECONDS
 from emulator.services import computes, cost, events, preemption
 from emulator.store.tables import Node
@@ -87,6 +88,25 @@ def test_a_preempted_job_is_on_the_timeline_once_per_step_and_its_node_is_priced
     clock.advance(3600)  # a preempted node costs nothing more; the fresh one, still there, an hour
     with store.reading() as repo:
         assert cost.report(repo, repo.workspace(azure.ref.key), "eastus", clock()).lines[0].seconds == lived + 3600
+
+
+def test_a_node_that_takes_a_job_before_it_is_seen_idle_is_up_on_the_timeline_before_the_attempt(
+        azure, clusters, clock, store, settings):
+    body = {"properties": {"computeType": "AmlCompute", "properties": {
+        "vmSize": "Standard_DS3_v2", "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 1}}}}
+    with store.transaction() as repo:
+        computes.put(repo, azure.ref, repo.workspace(azure.ref.key), "quick", body, clock())
+    job_reconciler = submit(azure, store, settings, "eager", "quick")
+    clusters.tick()  # a node for the queued job
+    (node,) = azure.nodes("quick")
+    clusters.tick()  # the job goes to the cluster's queue, where the node's worker finds it once it starts
+    assert azure.nodes("quick")[0].state == NodeState.PREPARING
+    report(store, job_reconciler, clock, azure.ref.child_id("jobs", "eager").lower(), node.node_id, "claimed")
+
+    kinds = [k for k, d in timeline(store) if k.startswith("node.") or k == "job.attempt"]
+    assert kinds == ["node.added", "node.up", "job.attempt"]
+    clusters.tick()  # seen running: not up a second time
+    assert [k for k, _ in timeline(store)].count("node.up") == 1
 
 
 def test_the_meter_records_a_crossed_budget_once_prunes_old_events_and_keeps_a_scrape_token(
