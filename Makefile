@@ -20,11 +20,11 @@ test-fast: venv
 	$(BIN)/ruff check emulator tests
 	$(BIN)/pytest -q -m "not docker" tests/unit tests/service tests/contract
 
-# The whole suite: the Docker tests on one worker, in order, and the rest on a second one beside them (tests/conftest.py).
+# The whole suite: the end-to-end stacks on one worker, the integration lab on a second, the rest on a third (tests/conftest.py).
 test: venv compose
 	$(BIN)/ruff check emulator tests
 	$(BIN)/amlemu build
-	$(BIN)/pytest -q -ra -n 2 --dist loadgroup tests
+	$(BIN)/pytest -q -ra -n 3 --dist loadgroup --durations=25 tests
 
 venv: $(BIN)/.installed
 

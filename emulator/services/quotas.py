@@ -95,6 +95,20 @@ def _most_nodes(repo: Repository, settings: Settings, compute: Compute, low: boo
                key=lambda r: r[0])
 
 
+def never_fits(repo: Repository, settings: Settings, compute: Compute, nodes: int) -> str | None:
+    """Azure's failure message for a job whose `nodes` alone are above the cluster's quota (it would wait forever);
+    None when they fit once the quota is free, or on a compute that is not a cluster."""
+    if compute.compute_type != "AmlCompute":
+        return None
+    spec = computes.spec_of(compute)
+    most, binding, scope = min((*quota.most_nodes(regional_limits(repo, settings), spec.vm_size, spec.low_priority),
+                                "subscription"),
+                               (*quota.most_nodes(workspace_limits(repo, settings, compute.workspace_key),
+                                                  spec.vm_size, spec.low_priority), "workspace"),
+                               key=lambda r: r[0])
+    return quota.job_nodes_message(binding, spec.vm_size, nodes, scope) if nodes > most else None
+
+
 def admit(repo: Repository, settings: Settings, compute: Compute, created: bool) -> None:
     """A compute just written: a new instance, or a new cluster's minNodeCount, beyond the quota is refused (nothing
     is kept: the caller's transaction rolls back); a cluster whose maxNodeCount alone is above it gets a warning."""

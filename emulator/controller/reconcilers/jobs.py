@@ -26,7 +26,7 @@ from emulator.domain.jobs import artifacts
 from emulator.domain.jobs import command_job as job_rules
 from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.errors import EmulatorError
-from emulator.services import computes, events, job_outputs
+from emulator.services import computes, events, job_outputs, quotas
 from emulator.services import preemption as preemption_service
 from emulator.services.jobs import transition
 from emulator.settings import Settings
@@ -160,9 +160,7 @@ class JobReconciler:
             self.preparing.pop(key)
         for job in starting:  # each on its own: one whose preparation raises must not hold up the others
             self.steps.run(f"preparing job {job.name}", self._advance_alone, repo, job, now)
-        for job in repo.jobs_in((S.QUEUED.value,)):
-            if repo.compute(job.compute_key) is None:
-                self._fail(job, now, f"The compute cluster {job.body.get('computeId')} was deleted.")
+        self._judge_queued(repo, now)
         for job in repo.jobs_in((S.FINALIZING.value,)):
             problems = []
             if repo.workspace(job.workspace_key) is not None:  # named outputs become assets of the workspace
@@ -178,6 +176,23 @@ class JobReconciler:
             effects.clear.append(job.key)  # ended or cancelled with an attempt out: nothing of it may start
             effects.stop_jobs.append(job.key)
             job.dispatched_at = None
+
+    def _judge_queued(self, repo: Repository, now: datetime) -> None:
+        """Queued jobs that can never run fail: their compute was deleted, or (as Azure fails them) their node count
+        alone is above the cluster's quota. One that fits once the quota frees waits (the cluster shows why)."""
+        too_big: dict[tuple[str, int], str | None] = {}  # (compute, nodes): the quota's verdict, once a pass
+        for job in repo.jobs_in((S.QUEUED.value,)):
+            compute = repo.compute(job.compute_key)
+            if compute is None:
+                self._fail(job, now, f"The compute cluster {job.body.get('computeId')} was deleted.")
+                continue
+            if job.dispatched_at is not None:
+                continue
+            nodes = job_rules.instance_count(job.body)
+            if (compute.key, nodes) not in too_big:
+                too_big[compute.key, nodes] = quotas.never_fits(repo, self.settings, compute, nodes)
+            if message := too_big[compute.key, nodes]:
+                self._fail(job, now, message)
 
     def _advance_alone(self, repo: Repository, job: Job, now: datetime) -> None:
         """`_advance` in a savepoint: what it changed before raising is undone, the rest of the pass kept."""

@@ -22,6 +22,7 @@ HELP_URL = "https://docs.microsoft.com/azure/machine-learning/how-to-manage-quot
 WAIT_CODE = "QuotaExceeded"  # a compute `errors` entry: a scale-up held back (the jobs stay Queued)
 OVER_MAX_CODE = "ClusterMaxNodesExceedCoreQuota"  # a warning entry: maxNodeCount alone is above the quota
 MIN_NODES_CODE = "ClusterMinNodesExceedCoreQuota"  # Azure's code when minNodeCount cannot be met
+JOB_NODES_CODE = "JobNodeCountExceedsCoreQuota"  # Azure's code when a job's nodes alone are above the quota
 QUOTA_CODES = frozenset({WAIT_CODE, OVER_MAX_CODE})
 
 
@@ -95,6 +96,15 @@ def shortfall_message(binding: Binding, size: VmSize, scope: str = "subscription
     return (f"The specified {scope} has a {binding.label} vCPU quota of {binding.limit} ({binding.used} in use) and "
             f"cannot accomodate for at least 1 requested managed compute nodes which maps to {size.vcpus} vCPUs. "
             f"Talk to your Subscription Admin or refer to {HELP_URL} to increase the {binding.label} vCPU quota.")
+
+
+def job_nodes_message(binding: Binding, size: VmSize, nodes: int, scope: str = "subscription") -> str:
+    """Azure's failure of a job that could never run: its node count alone is above the quota (the wording as a
+    run reported it, github.com/MicrosoftLearning/mslearn-dp100/issues/35)."""
+    return (f"Job submission to AzureML Compute encountered an Exception with status code {JOB_NODES_CODE}, The "
+            f"specified {scope} has a {binding.label} vCPU quota of {binding.limit} and is less than the requested "
+            f"job node count of {nodes} which maps to {nodes * size.vcpus} vCPUs. Talk to your Subscription Admin or "
+            f"refer to {HELP_URL} to increase the {binding.label} vCPU quota.")
 
 
 def wait_error(binding: Binding, size: VmSize, scope: str) -> dict:

@@ -4,10 +4,11 @@ and it grows once the quota frees."""
 
 import pytest
 
+from emulator.controller.effects import Effects
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.dispatch.celery_app import ready_key
 from emulator.domain import events as kinds
-from emulator.services import events, quotas, usage
+from emulator.services import events, jobs, quotas, usage
 from tests.unit.controller.test_clusters_on_fake import bring_up, put, submit
 
 
@@ -70,3 +71,29 @@ def test_a_workspace_cap_holds_its_clusters_below_the_regional_quota(azure, clus
         and "The specified workspace has a total vCPU quota of 4" in error["error"]["message"]
     assert warning["error"]["code"] == "ClusterMaxNodesExceedCoreQuota" \
         and "can only grow to 1 node of" in warning["error"]["message"]
+
+
+def test_a_job_whose_nodes_alone_are_above_the_quota_fails_as_in_azure_and_one_that_fits_waits(
+        azure, store, settings, clock):
+    settings.quota_family_cores = 8  # two Standard_DS3_v2 nodes (4 vCPUs each)
+    put(azure, "small-quota", 0, 3)
+    reconciler = submit(azure, store, settings, "fits", "small-quota")  # one node: it would wait, not fail
+    with store.transaction() as repo:
+        jobs.put(repo, azure.ref, "three-nodes", {"properties": {
+            "jobType": "Command", "command": "python train.py", "resources": {"instanceCount": 3},
+            "environmentId": azure.ref.child_id("environments", "py") + "/versions/1",
+            "computeId": azure.ref.child_id("computes", "small-quota")}}, clock())
+    for _ in range(2):  # queued, then judged
+        with store.transaction() as repo:
+            reconciler.tick(repo, clock(), Effects())
+
+    with store.transaction() as repo:
+        big, small = repo.job(azure.ref.child_id("jobs", "three-nodes")), repo.job(azure.ref.child_id("jobs", "fits"))
+        assert small.status == "Queued"
+        assert big.status == "Failed"
+        assert big.error["message"] == (
+            "Job submission to AzureML Compute encountered an Exception with status code JobNodeCountExceedsCoreQuota, "
+            "The specified subscription has a Standard DSv2 family vCPU quota of 8 and is less than the requested job "
+            "node count of 3 which maps to 12 vCPUs. Talk to your Subscription Admin or refer to "
+            "https://docs.microsoft.com/azure/machine-learning/how-to-manage-quotas#request-quota-increases to "
+            "increase the Standard DSv2 family vCPU quota.")
