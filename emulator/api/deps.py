@@ -35,11 +35,13 @@ def context(request: Request) -> Context:
 Ctx = Annotated[Context, Depends(context)]
 
 
+WORKSPACE_READ = f"{roles.MLS}/workspaces/read"
+
+
 def authorized(ctx: Ctx, request: Request, authorization: Annotated[str | None, Header()] = None) -> dict:
     """A valid management token whose role allows the request's ARM operation (Azure RBAC, domain/roles.py)."""
     claims = tokens.verify(ctx.secret, authorization, tokens.management_audiences(ctx.settings.own_urls))
-    role = claims.get(tokens.ROLE_CLAIM)
-    if role is None:  # the emulated identity: Owner everywhere
+    if claims.get(tokens.ROLE_CLAIM) is None:  # the emulated identity: Owner everywhere
         return claims
     op = roles.operation(request.method, request.url.path)
     if op is None:
@@ -48,13 +50,33 @@ def authorized(ctx: Ctx, request: Request, authorization: Annotated[str | None, 
         # The emulator's own settings (quotas, budgets, ...): a change to the whole emulator, Owner's or Contributor's
         # at the root only, never a Reader's nor a token scoped to one workspace.
         op = roles.Operation(f"{roles.MLS}/emulator/write", "/")
-    # what its token says (`amlemu token`), and what role assignments have granted the principal since
-    grants = [(str(role), str(claims.get(tokens.SCOPE_CLAIM) or "/")),
-              *ctx.services.role_assignments.grants(str(claims.get("oid", "")))]
-    if not any(roles.permits(name, scope, op) for name, scope in grants):
-        raise Forbidden(roles.authorization_failed_message(claims.get("upn", ""), claims.get("oid", ""), op),
-                        code="AuthorizationFailed")
-    return claims
+    grants = _grants(ctx, claims)
+    if any(roles.permits(name, scope, op) for name, scope in grants):
+        return claims
+    listed_in = op.scope.lower().split("/providers/")[0]  # a list's scope: its subscription or resource group
+    if op.action == WORKSPACE_READ and request.url.path.rstrip("/").lower().endswith("/workspaces") and any(
+            roles.scope_covers(listed_in, scope) and roles.permits(name, scope, roles.Operation(op.action, scope))
+            for name, scope in grants):
+        return claims  # a list of workspaces above the caller's grants: as ARM, it lists those the caller may read
+    raise Forbidden(roles.authorization_failed_message(claims.get("upn", ""), claims.get("oid", ""), op),
+                    code="AuthorizationFailed")
+
+
+Caller = Annotated[dict, Depends(authorized)]  # the same claims the router's own check read (cached per request)
+
+
+def _grants(ctx: Context, claims: dict) -> list[tuple[str, str]]:
+    """What its token says (`amlemu token`), and what role assignments have granted the principal since."""
+    return [(str(claims[tokens.ROLE_CLAIM]), str(claims.get(tokens.SCOPE_CLAIM) or "/")),
+            *ctx.services.role_assignments.grants(str(claims.get("oid", "")))]
+
+
+def readable(ctx: Context, claims: dict, action: str) -> Callable[[str], bool]:
+    """Whether the caller may perform `action` (a read) on a resource, by its ARM id: what a list shows."""
+    if claims.get(tokens.ROLE_CLAIM) is None:
+        return lambda _arm_id: True
+    grants = _grants(ctx, claims)
+    return lambda arm_id: any(roles.permits(name, scope, roles.Operation(action, arm_id)) for name, scope in grants)
 
 
 def registry_caller(ctx: Ctx, authorization: Annotated[str | None, Header()] = None) -> dict:

@@ -85,6 +85,23 @@ def test_a_token_for_one_workspace_carries_no_rights_in_another(client, auth, se
     assert client.get(f"{OTHER_WS}/computes/theirs", params=API, headers=auth).status_code == 404
 
 
+def test_a_token_for_one_workspace_lists_only_that_workspace_as_arm_filters_a_list(client, auth, secret):
+    assert client.put(OTHER_WS, params=API, headers=auth, json={"location": "local"}).status_code in (200, 201)
+    everyone = {w["name"] for w in client.get(f"{RG_PATH}/workspaces", params=API, headers=auth).json()["value"]}
+    assert {"other", WS_PATH.rsplit("/", 1)[-1]} <= everyone
+    for role in ("Reader", "AzureML Data Scientist"):
+        scoped = bearer(secret, role, WS_PATH)
+        for listing in (f"{RG_PATH}/workspaces", f"/subscriptions/{SUB}/providers/Microsoft.MachineLearningServices/workspaces"):
+            answer = client.get(listing, params=API, headers=scoped)
+            assert answer.status_code == 200, answer.text
+            assert [w["id"].lower() for w in answer.json()["value"]] == [WS_PATH.lower()]
+    reader = bearer(secret, "Reader")  # at the root: every workspace
+    assert {w["name"] for w in client.get(f"{RG_PATH}/workspaces", params=API, headers=reader).json()["value"]} \
+        == everyone
+    refused(client.get(f"{RG_PATH}/registries", params=API, headers=bearer(secret, "Reader", WS_PATH)),
+            f"{MLS}/registries/read", RG_PATH)  # no other list above the grant is let through
+
+
 def assignment(role_id: str, principal: str, principal_type: str = "User") -> dict:
     return {"properties": {"roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/"
                                                f"roleDefinitions/{role_id}",

@@ -6,22 +6,26 @@ from fastapi import APIRouter, Body, Depends, Response
 from fastapi.responses import JSONResponse
 
 from emulator.api.arm import workspaces as arm
-from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
+from emulator.api.deps import WORKSPACE_READ, WS_PATH, Caller, Ctx, Ws, authorized, readable
 
 router = APIRouter(dependencies=[Depends(authorized)])
 RG_PATH = "/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/Microsoft.MachineLearningServices"
 
 
 @router.get(RG_PATH + "/workspaces")
-def list_in_group(ctx: Ctx, subscription_id: str, resource_group: str) -> dict:
-    rows = ctx.services.workspaces.listed(subscription_id, resource_group)
-    return {"value": [arm.workspace(r, ctx.settings) for r in rows], "nextLink": None}
+def list_in_group(ctx: Ctx, caller: Caller, subscription_id: str, resource_group: str) -> dict:
+    return _listed(ctx, caller, ctx.services.workspaces.listed(subscription_id, resource_group))
 
 
 @router.get("/subscriptions/{subscription_id}/providers/Microsoft.MachineLearningServices/workspaces")
-def list_in_subscription(ctx: Ctx, subscription_id: str) -> dict:
-    rows = ctx.services.workspaces.listed(subscription_id)
-    return {"value": [arm.workspace(r, ctx.settings) for r in rows], "nextLink": None}
+def list_in_subscription(ctx: Ctx, caller: Caller, subscription_id: str) -> dict:
+    return _listed(ctx, caller, ctx.services.workspaces.listed(subscription_id))
+
+
+def _listed(ctx: Ctx, caller: dict, rows: list) -> dict:
+    """The workspaces the caller may read (ARM filters a list by the caller's role assignments)."""
+    may_read = readable(ctx, caller, WORKSPACE_READ)
+    return {"value": [arm.workspace(r, ctx.settings) for r in rows if may_read(r.key)], "nextLink": None}
 
 
 @router.get(WS_PATH)
