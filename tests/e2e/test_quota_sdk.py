@@ -82,3 +82,22 @@ def test_a_job_waits_queued_for_quota_another_holds_then_runs_when_it_frees(
     assert timeline[0]["subject"].endswith("/computes/e2e-quota-b") and timeline[0]["data"]["quota"] == FAMILY
     for name in ("e2e-quota-a", "e2e-quota-b"):
         ml_client.compute.begin_delete(name).result()
+
+
+def test_a_job_whose_nodes_alone_exceed_the_quota_fails_as_in_azure(ml_client, rest, workspace_path, one_node_of_quota):
+    name = "e2e-quota-pair"  # two nodes allowed by the cluster, one by the quota: accepted with Azure's warning
+    ml_client.compute.begin_create_or_update(AmlCompute(name=name, size=SIZE, min_instances=0, max_instances=2,
+                                                        idle_time_before_scale_down=1)).result()
+    (warning,) = _compute(rest, workspace_path, name)["properties"]["errors"]
+    assert warning["error"]["code"] == "ClusterMaxNodesExceedCoreQuota"
+
+    job = ml_client.jobs.create_or_update(command(command="echo never", environment=ENV, compute=name,
+                                                  instance_count=2, experiment_name="e2e-quota"))
+    assert _status(ml_client, job.name, "Completed", "Failed") == "Failed"
+    error = rest.get(f"/history/v1.0{workspace_path}/runs/{job.name}/details").json()["error"]["error"]
+    assert error["message"].startswith("Job submission to AzureML Compute encountered an Exception with status code "
+                                       "JobNodeCountExceedsCoreQuota, The specified workspace has a Standard Dv2 "
+                                       "family vCPU quota of 2 and is less than the requested job node count of 2 "
+                                       "which maps to 4 vCPUs."), error
+    assert _compute(rest, workspace_path, name)["properties"]["currentNodeCount"] == 0  # no node was asked for
+    ml_client.compute.begin_delete(name).result()
