@@ -109,7 +109,7 @@ class Settings(BaseSettings):
     events_keep: int = Field(100_000, ge=1000)
     meter_interval_seconds: float = Field(5.0, gt=0)
 
-    @field_validator("host_data_dir", mode="before")
+    @field_validator("host_data_dir", "capacity_every_seconds", "capacity_seed", mode="before")
     @classmethod
     def _unset_when_empty(cls, value):
         """An empty value (a compose file's `${VAR:-}`) is unset, not the relative path '.'."""
