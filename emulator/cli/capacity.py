@@ -64,6 +64,8 @@ def capacity(ctx: typer.Context,
     if ctx.invoked_subcommand is not None:
         return
     if every is None and not off:
+        if seed is not None:
+            raise typer.BadParameter("--seed goes with --every (random shortages on average every so many seconds)")
         _send("GET", "/_emulator/capacity", None, as_json)
         return
     body = {"every": None if off else every, "for": lasting, "seed": seed, **_scope(family, region, dedicated)}
