@@ -7,6 +7,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from emulator.domain.assets import images
+from emulator.domain.compute import vm_sizes
 
 DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 
@@ -91,16 +92,36 @@ class Settings(BaseSettings):
     quota_gpu_family_cores: int = Field(0, ge=0)
     quota_total_dedicated_cores: int = Field(24, ge=0)
     quota_low_priority_cores: int = Field(100, ge=0)
+    # Capacity shortages (Azure out of VMs: clusters stay Resizing, their jobs Queued). On demand through
+    # /_emulator/capacity (`amlemu capacity`); these set what is short (region and VM family, "*" for all, and the
+    # priority), a standing shortage from the start (until `amlemu capacity restore`), and random shortages on
+    # average every `capacity_every_seconds`, each lasting `capacity_for_seconds` on average (both scaled by
+    # time_scale; off unless set); a seed replays the same windows.
+    capacity_region: str = "*"
+    capacity_family: str = "*"
+    capacity_priority: Literal["LowPriority", "Dedicated"] = "LowPriority"
+    capacity_short: bool = False
+    capacity_every_seconds: float | None = Field(None, gt=0)
+    capacity_for_seconds: float = Field(60.0, gt=0)
+    capacity_seed: int | None = None
 
     # The event timeline keeps this many events (the oldest go); budgets and pruning are looked at this often.
     events_keep: int = Field(100_000, ge=1000)
     meter_interval_seconds: float = Field(5.0, gt=0)
 
-    @field_validator("host_data_dir", mode="before")
+    @field_validator("host_data_dir", "capacity_every_seconds", "capacity_seed", mode="before")
     @classmethod
     def _unset_when_empty(cls, value):
         """An empty value (a compose file's `${VAR:-}`) is unset, not the relative path '.'."""
         return value or None
+
+    @field_validator("capacity_family")
+    @classmethod
+    def _known_family(cls, value: str) -> str:
+        families = {size.family for size in vm_sizes.VM_SIZES}
+        if value != "*" and value not in families:
+            raise ValueError(f"unknown VM family {value!r}: one of {', '.join(sorted(families))}, or *")
+        return value
 
     @property
     def db_url(self) -> str:

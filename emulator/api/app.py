@@ -41,6 +41,7 @@ from emulator.settings import Settings
 from emulator.store.changes import Listener, mark_changed
 from emulator.store.db import Store
 from emulator.store.tables import (
+    CapacityState,
     Compute,
     Job,
     Node,
@@ -121,7 +122,8 @@ class ArmPaths:
 
 # What the controller acts on, and what the scoring router's table is read from (scoring/table.py).
 CONTROLLER_TABLES = frozenset(t.__tablename__ for t in (Workspace, Compute, Node, Job, OnlineEndpoint,
-                                                         OnlineDeployment, Schedule, QuotaOverride))
+                                                         OnlineDeployment, Schedule, QuotaOverride,
+                                                         CapacityState))
 ROUTING_TABLES = frozenset(t.__tablename__ for t in (OnlineEndpoint, OnlineDeployment))
 
 

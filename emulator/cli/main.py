@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from emulator.cli import cost, data, demo, instance, quota, rest, roles, studio
+from emulator.cli import capacity, cost, data, demo, instance, quota, rest, roles, studio
 from emulator.cli.stack import ROOT, Stack, record_images
 from emulator.domain.assets import images
 from emulator.errors import EmulatorError
@@ -22,6 +22,7 @@ console = Console(stderr=True)
 app.add_typer(demo.app, name="demo")
 app.add_typer(instance.app, name="instance")
 app.add_typer(data.app, name="data")
+app.add_typer(capacity.app, name="capacity")
 app.command()(cost.cost)
 app.command()(quota.quota)
 app.command(name="studio")(studio.studio)

@@ -78,7 +78,7 @@ class Controller:
         self.act = Actuator(runtime, broker, settings.stack, send=self._send, stage=self.stager.submit)
         self.sandboxes = Sandboxes(settings, store, runtime, broker, clock)
         self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self.act,
-                                          self.preemptions)
+                                          self.preemptions, entropy)
         self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self.act)
         self.endpoints = EndpointReconciler(settings, store, runtime, clock,
                                             ServingImages(resolver).prepare, self.act)

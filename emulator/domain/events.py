@@ -16,6 +16,9 @@ NODE_GONE = "node.gone"  # no longer in the cluster
 CLUSTER_SCALED = "cluster.scaled"  # the target node count changed (data: previous, target)
 QUOTA_WAIT = "quota.wait"  # a scale-up held back by core quota, once per wait (data: quota, limit, used, heldBack)
 QUOTA_FREED = "quota.freed"  # that wait ended: the cluster can grow again (data: quota)
+# nodes Azure had no capacity for, once per wait (data: region, family, priority, until, heldBack, message)
+CAPACITY_SHORT = "capacity.short"
+CAPACITY_RESTORED = "capacity.restored"  # that wait ended: capacity returned, or the cluster needs no more nodes
 # jobs (subject: the job's key)
 JOB_STATUS = "job.status"  # data: status, previous, attempt, message
 JOB_ATTEMPT = "job.attempt"  # an attempt's rank claimed by a node (data: attempt, rank, node)

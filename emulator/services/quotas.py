@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import datetime
 
 from emulator.domain import events as kinds
-from emulator.domain.compute import cluster, quota, vm_sizes
+from emulator.domain.compute import capacity, cluster, quota, vm_sizes
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.compute.quota import Binding, Limits, Usage
 from emulator.errors import ValidationFailed
@@ -18,6 +18,7 @@ from emulator.store.tables import Compute, Job, QuotaOverride
 EVERYWHERE = "*"
 HOLDING = cluster.ACTIVE | {NodeState.LEAVING}  # a leaving node's VM is still allocated until it is gone
 FAMILIES = {size.family for size in vm_sizes.VM_SIZES}
+KEPT_CODES = quota.QUOTA_CODES | {capacity.SHORT_CODE}  # entries a node's start leaves alone: their own pass sets them
 
 
 def defaults(settings: Settings) -> Limits:
@@ -146,8 +147,8 @@ def set_entries(compute: Compute, entries: list[dict]) -> None:
 
 
 def set_node_error(compute: Compute, error: dict | None) -> None:
-    """What kept the latest node from starting (None once one starts), beside the quota entries."""
-    kept = [e for e in compute.errors or [] if e.get("error", {}).get("code") in quota.QUOTA_CODES]
+    """What kept the latest node from starting (None once one starts), beside the quota and capacity entries."""
+    kept = [e for e in compute.errors or [] if e.get("error", {}).get("code") in KEPT_CODES]
     compute.errors = [*([error] if error else []), *kept] or None
 
 
@@ -171,7 +172,7 @@ def held_back(repo: Repository, settings: Settings, compute: Compute, held: int,
                           scope=scope, limit=binding.limit, used=binding.used, heldBack=held,
                           message=error["error"]["message"])
         for job in repo.jobs_in(("Queued",), compute.key):
-            _warn(job, error["error"]["message"])
+            warn(job, error["error"]["message"])
         return
     set_entries(compute, entries)
     if was_waiting:
@@ -179,8 +180,8 @@ def held_back(repo: Repository, settings: Settings, compute: Compute, held: int,
         events.record(repo, compute.workspace_key, kinds.QUOTA_FREED, compute.key, now)
 
 
-def _warn(job: Job, message: str) -> None:
-    """The job's latest Queued entry carries the quota message once: RunHistory shows it as the run's warning."""
+def warn(job: Job, message: str) -> None:
+    """The job's latest Queued entry carries the message of what holds it (quota, capacity) once: RunHistory shows it as the run's warning."""
     if job.dispatched_at is not None or not job.history or job.history[-1].get("warning"):
         return
     job.history = [*job.history[:-1], {**job.history[-1], "warning": message}]

@@ -11,6 +11,7 @@ from emulator.store.tables import (
     AssetVersion,
     BatchDeployment,
     BatchEndpoint,
+    CapacityState,
     Compute,
     Event,
     Job,
@@ -87,6 +88,9 @@ class Repository:
 
     def quota_override(self, scope: str) -> QuotaOverride | None:
         return self.session.get(QuotaOverride, scope.lower())
+
+    def capacity(self) -> CapacityState | None:
+        return self.session.get(CapacityState, "*")
 
     # nodes
     def nodes(self, compute_key: str) -> list[Node]:

@@ -272,6 +272,17 @@ class QuotaOverride(Base):
     limits: Mapped[dict] = mapped_column(JSON, default=dict)  # {"totalDedicatedCores"?, "lowPriorityCores"?, "families"?}
 
 
+class CapacityState(Base):
+    """Capacity shortages set through /_emulator/capacity (services/capacity.py), one row ("*"): the shortages asked
+    for (domain.compute.capacity.Shortage.to_row), the seeded schedule in force ({"policy", "seed", "since",
+    "source"}; None: the settings', not drawn yet), and when the settings' standing shortage was lifted."""
+    __tablename__ = "capacity"
+    scope: Mapped[str] = mapped_column(String, primary_key=True)
+    shortages: Mapped[list] = mapped_column(JSON, default=list)
+    schedule: Mapped[dict | None] = mapped_column(JSON, default=None)
+    restored_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
 class RoleAssignment(Base):
     """An Azure role assignment (Microsoft.Authorization/roleAssignments) at a workspace's scope."""
     __tablename__ = "role_assignments"

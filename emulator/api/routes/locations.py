@@ -1,4 +1,5 @@
-"""Subscription-level routes under a location: VM sizes, usages, operation status; and the emulator's core quotas."""
+"""Subscription-level routes under a location: VM sizes, usages, operation status; and the emulator's core quotas and
+capacity shortages."""
 
 from typing import Annotated, Any
 
@@ -53,3 +54,29 @@ def put_quotas(ctx: Ctx, body: Annotated[Any, Body()] = None, workspace: str | N
     """{"families": {"standardDSv2Family": 48}, "totalDedicatedCores": 96, "lowPriorityCores": 200}, merged into
     what was set (null: back to the default); every region's quotas, or a workspace's caps when it is named."""
     return ctx.services.locations.set_quotas(workspace, body)
+
+
+@router.get("/_emulator/capacity")
+def get_capacity(ctx: Ctx) -> dict:
+    """The capacity shortages in force and to come: those asked for, the settings', the seeded schedule's windows."""
+    return ctx.services.locations.capacity()
+
+
+@router.put("/_emulator/capacity")
+def put_capacity(ctx: Ctx, body: Annotated[Any, Body()] = None) -> dict:
+    """{"region"?, "family"?, "priority"?, "seconds"?}: no capacity from now for VMs of that family ("*": all) and
+    priority (LowPriority unless Dedicated) in that region ("*": all), for `seconds` or until restored."""
+    return ctx.services.locations.short(body)
+
+
+@router.delete("/_emulator/capacity")
+def restore_capacity(ctx: Ctx) -> dict:
+    """Capacity returns: every shortage ends, and random shortages stop."""
+    return ctx.services.locations.restore()
+
+
+@router.put("/_emulator/capacity/schedule")
+def put_capacity_schedule(ctx: Ctx, body: Annotated[Any, Body()] = None) -> dict:
+    """{"every", "for"?, "seed"?, "region"?, "family"?, "priority"?}: random shortages on average every `every`
+    seconds lasting `for` on average; the same seed replays the same windows. "every": null stops them."""
+    return ctx.services.locations.set_capacity_schedule(body)

@@ -6,7 +6,9 @@ restarted controller adopts the containers its labels name and removes the rest.
 """
 
 import logging
+import random
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 import redis
@@ -23,7 +25,7 @@ from emulator.domain.compute import cluster
 from emulator.domain.compute.cluster import NodeState
 from emulator.runtime import labels
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
-from emulator.services import computes, events, operations, quotas
+from emulator.services import capacity, computes, events, operations, quotas
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node
@@ -36,12 +38,14 @@ LEAVE_GRACE_SECONDS = 30.0
 class ClusterReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
                  clock: Callable[[], datetime], scheduler: JobScheduler | None = None,
-                 act: Actuator | None = None, preemptions: Preemptions | None = None):
+                 act: Actuator | None = None, preemptions: Preemptions | None = None,
+                 entropy: random.Random | None = None):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         # Jobs: who gets the idle nodes, and how many nodes queued work wants; `act` carries out what was decided.
         self.scheduler = scheduler
         self.act = act or Actuator(runtime, broker, settings.stack)
         self.preemptions = preemptions
+        self.entropy = entropy or random.Random()  # the seed of a capacity schedule set without one
         # Nodes join the jobs network, where their jobs (and only those) reach them.
         runtime.ensure_network(settings.jobs_network, {labels.STACK: settings.stack})
         # On the first pass after a start, a node whose container is absent altogether was taken down with
@@ -60,6 +64,7 @@ class ClusterReconciler:
         observed = {c.labels.get(labels.NODE): c for c in containers}
         with self.store.transaction() as repo:
             keys = [c.key for c in repo.computes() if c.compute_type == "AmlCompute"]
+            capacity.schedule(repo, self.settings, now, self.entropy)  # the settings' schedule runs from the start
         live: set[str] = set()
         for key in keys:  # each on its own: a cluster that fails keeps its nodes, the others go on
             if not self.steps.run(f"cluster {key}", lambda k=key: live.update(self.reconcile(k, observed, now))):
@@ -165,12 +170,16 @@ class ClusterReconciler:
         nodes = repo.nodes(compute.key)
         demand, pending = self.scheduler.schedule(repo, compute, nodes, now, effects) if self.scheduler else (0, 0)
         views = [cluster.NodeView(n.node_id, NodeState(n.state), n.idle_since) for n in nodes]
-        room = quotas.room(repo, self.settings, compute)[0] if demand or spec.scale.min_nodes else None
+        growing = demand or spec.scale.min_nodes
+        room = quotas.room(repo, self.settings, compute)[0] if growing else None
+        shortage = capacity.for_cluster(repo, self.settings, compute, now) if growing else None
         plan = cluster.plan_scale(views, demand=demand, scale=spec.scale, now=now,
-                                  idle_seconds=self.settings.scaled(spec.scale.idle_seconds), room=room)
+                                  idle_seconds=self.settings.scaled(spec.scale.idle_seconds), room=room,
+                                  available=shortage is None)
         quotas.held_back(repo, self.settings, compute, plan.held_back, now)
+        capacity.held_back(repo, compute, plan.short, shortage, now)
         if pending:  # an idle node told to leave now might be the one taking a dispatched job
-            plan = cluster.ScalePlan(add=plan.add, remove=(), target=plan.target + len(plan.remove))
+            plan = replace(plan, remove=(), target=plan.target + len(plan.remove))
         by_id = {n.node_id: n for n in nodes}
         for node_id in plan.remove:
             self._set_state(by_id[node_id], NodeState.LEAVING, now)

@@ -121,22 +121,28 @@ class ScalePlan:
     remove: tuple[str, ...]
     target: int
     held_back: int = 0  # nodes queued work wanted that the quota did not allow
+    short: int = 0  # nodes within the quota that a capacity shortage kept from being allocated
 
 
 def plan_scale(nodes: list[NodeView], demand: int, scale: ScaleSettings, now: datetime,
-               idle_seconds: float, room: int | None = None) -> ScalePlan:
+               idle_seconds: float, room: int | None = None, available: bool = True) -> ScalePlan:
     """Decide how many nodes to add and which idle nodes leave.
 
     `demand` is the number of nodes queued work needs beyond the nodes already running it;
     `idle_seconds` is the idle timeout in real seconds (after the time scale); `room`: how many more nodes the
     core quota allows (None: no limit). A scale-up the quota cuts short adds what fits and says how many it held back.
+    `available` False: Azure has no capacity for the cluster's VMs now (domain/compute/capacity.py); the nodes the
+    quota allows are asked for (the target, so the cluster shows Resizing) but none is added. Quota comes first, as
+    on Azure: what it holds back is never asked for.
     """
     active = [n for n in nodes if n.state in ACTIVE]
     busy = sum(n.state == NodeState.RUNNING for n in active)
     wanted = max(scale.min_nodes, min(scale.max_nodes, busy + demand))
     if len(active) < wanted:
-        add = wanted - len(active) if room is None else min(wanted - len(active), room)
-        return ScalePlan(add=add, remove=(), target=len(active) + add, held_back=wanted - len(active) - add)
+        fits = wanted - len(active) if room is None else min(wanted - len(active), room)
+        add = fits if available else 0
+        return ScalePlan(add=add, remove=(), target=len(active) + fits, held_back=wanted - len(active) - fits,
+                         short=fits - add)
     # Idle nodes leave longest-idle first: at once while above maxNodeCount, else after the idle timeout.
     idle = sorted((n for n in active if n.state == NodeState.IDLE), key=lambda n: n.idle_since or now)
     over_max = len(active) - scale.max_nodes

@@ -1,7 +1,9 @@
 """What the api serves under a subscription's location: core usage and quotas, long-running operations' status."""
 
+import random
+
 from emulator.errors import NotFound
-from emulator.services import quotas, usage, workspace_quotas, workspaces
+from emulator.services import capacity, quotas, usage, workspace_quotas, workspaces
 from emulator.services.facade.base import Service
 from emulator.services.facade.timeline import Timeline
 from emulator.store.tables import Operation
@@ -38,3 +40,23 @@ class Locations(Service):
         with self.store.transaction() as repo:
             quotas.set_override(repo, self._workspace_key(repo, workspace), body)
         return self.quotas(workspace)
+
+    def capacity(self) -> dict:
+        with self.store.reading() as repo:
+            return capacity.view(repo, self.settings, self.clock())
+
+    def short(self, body: object) -> dict:
+        """A shortage from now (for a while, or until restored)."""
+        with self.store.transaction() as repo:
+            capacity.add(repo, self.settings, body, self.clock())
+        return self.capacity()
+
+    def restore(self) -> dict:
+        with self.store.transaction() as repo:
+            capacity.restore(repo, self.clock())
+        return self.capacity()
+
+    def set_capacity_schedule(self, body: object) -> dict:
+        with self.store.transaction() as repo:
+            capacity.set_schedule(repo, body, self.clock(), random.Random())
+        return self.capacity()

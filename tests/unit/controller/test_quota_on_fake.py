@@ -48,14 +48,20 @@ def test_a_job_waits_queued_for_quota_once_on_the_timeline_then_runs_when_it_is_
 
     with store.transaction() as repo:  # what PUT /_emulator/quotas does
         quotas.set_override(repo, None, {"families": {"standardDSv2Family": 12}})
+    grows_and_dispatches(azure, clusters, broker, store, "waiter", "patient", kinds.QUOTA_FREED)
+
+
+def grows_and_dispatches(azure, clusters, broker, store, cluster: str, job: str, ended: str) -> None:
+    """The wait is over: the next pass adds a node, the cluster's errors clear, the wait's end is on the timeline
+    once, and the waiting job goes to the node once it is ready."""
     clusters.tick()
-    (node,) = azure.nodes("waiter")
-    assert azure.compute("waiter").errors is None
-    assert [e.subject for e in _events(store, azure, kinds.QUOTA_FREED)] == [key]
+    (node,) = azure.nodes(cluster)
+    assert azure.compute(cluster).errors is None
+    assert [e.subject for e in _events(store, azure, ended)] == [azure.key(cluster)]
     broker.set(ready_key(node.node_id), 1)
     clusters.tick()
     with store.transaction() as repo:
-        assert repo.job(azure.ref.child_id("jobs", "patient")).dispatched_at is not None
+        assert repo.job(azure.ref.child_id("jobs", job)).dispatched_at is not None
 
 
 def test_a_workspace_cap_holds_its_clusters_below_the_regional_quota(azure, clusters, broker, store, settings):
