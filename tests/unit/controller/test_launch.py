@@ -1,9 +1,12 @@
 """What a node is told to run for each rank of a job: pure, no Docker."""
 
+from pathlib import Path
+
 import pytest
 
 from emulator import in_job
 from emulator.controller.specs import job_ranks
+from emulator.dispatch import job_container
 from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job, parallel
@@ -42,6 +45,20 @@ def test_one_rank_with_inputs_outputs_limits_and_its_log():
     assert rank.env["A"] == "1" and rank.env["AZURE_ML_INPUT_n"] == "7" and rank.env["AZUREML_RUN_ID"] == "job-1"
     assert "MASTER_ADDR" not in rank.env and rank.user == "1000:1000" and rank.network == "amlemu-jobs"
     assert rank.labels["amlemu.attempt"] == "2" and rank.notes == ["n1"]
+
+
+def test_a_rank_carries_its_process_and_disk_limits_and_what_it_may_write():
+    (rank,) = ranks(settings=Settings(stack="s", job_pids_limit=64, job_pids_sustain_seconds=2,
+                                      job_disk_limit_gb=0.5, job_disk_check_seconds=1))
+    assert (rank.pids_limit, rank.pids_sustain_seconds) == (64, 2)
+    assert (rank.disk_limit_bytes, rank.disk_check_seconds) == (2**29, 1)
+    assert job_container.container_spec(rank, Path("/host")).pids_limit == 64
+    job_dir = artifacts.directory(REF, "job-1")
+    written = job_container.written(rank)
+    assert written[:2] == (job_container.rank_dir(rank.workdir), rank.log_file)  # its folder (wd, downloads), log
+    assert {f"{job_dir}/outputs", f"{job_dir}/logs"} <= set(written)
+    assert not any(m.source in written for m in rank.mounts if m.read_only)  # inputs are not its writing
+    assert ranks()[0].pids_limit == 4096  # Settings' default
 
 
 def test_a_multi_node_job_gets_one_rank_per_node_with_rendezvous_variables():
