@@ -52,9 +52,10 @@ class Settings(BaseSettings):
     instance_job_slots: int = Field(1, ge=1, le=8)  # jobs a compute instance runs at once (the rest queue)
     docker_network: str = "amlemu"
     docker_socket: str = "/var/run/docker.sock"  # on the Docker host: nodes start job containers through it
-    # The engine's data root on the Docker host (`docker info`: Docker Root Dir). Nodes see it read-only, without
-    # the mounts under it, to measure what a job writes into its container's own files (its writable layer).
-    docker_root: Path = Path("/var/lib/docker")
+    # The engine's data root on the Docker host (`docker info`: Docker Root Dir; unset, the controller asks the
+    # engine). Nodes see it read-only, without the mounts under it, to measure what a job writes into its
+    # container's own files (its writable layer).
+    docker_root: Path | None = None
     # Job containers run unprivileged, as this uid:gid, on their own network (no route to redis or the api).
     job_user: str = "1000:1000"
     # GPU sizes on a host without GPUs: "simulate" runs the job on CPU and says so, "refuse" fails it.
@@ -107,7 +108,7 @@ class Settings(BaseSettings):
     events_keep: int = Field(100_000, ge=1000)
     meter_interval_seconds: float = Field(5.0, gt=0)
 
-    @field_validator("host_data_dir", mode="before")
+    @field_validator("host_data_dir", "docker_root", mode="before")
     @classmethod
     def _unset_when_empty(cls, value):
         """An empty value (a compose file's `${VAR:-}`) is unset, not the relative path '.'."""

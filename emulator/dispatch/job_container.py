@@ -74,10 +74,10 @@ def written(attempt: Attempt) -> tuple[str, ...]:
     return tuple(dict.fromkeys([rank_dir(attempt.workdir), attempt.log_file, *mounts]))
 
 
-def seen_layer(layer: str | None, host_root: str, engine_root: Path = Path(ENGINE_ROOT)) -> Path | None:
+def seen_layer(layer: str | None, host_root: str | None, engine_root: Path = Path(ENGINE_ROOT)) -> Path | None:
     """A container's writable layer (its folder on the Docker host) as the node sees it under `engine_root`, the
     engine's data root `host_root` mounted there; None if it lies elsewhere or the node does not see it."""
-    if not layer or not PurePosixPath(layer).is_relative_to(host_root):
+    if not layer or not host_root or not PurePosixPath(layer).is_relative_to(host_root):
         return None
     seen = engine_root / PurePosixPath(layer).relative_to(host_root)
     return seen if seen.is_dir() else None

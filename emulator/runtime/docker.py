@@ -275,6 +275,15 @@ class DockerRuntime:
         return next((Path(m["Source"]) for m in mounts
                      if m.get("Type") == "bind" and Path(m["Destination"]) == path), None)
 
+    def data_root(self) -> Path | None:
+        """The engine's data root on its host (`docker info`: Docker Root Dir), where its storage driver keeps
+        containers' writable layers."""
+        try:
+            root = self.client.info().get("DockerRootDir")
+        except (APIError, DockerException):
+            return None
+        return Path(root) if root else None
+
     def has_gpus(self) -> bool:
         """NVIDIA GPUs reach containers through the nvidia runtime; without it there are none to give."""
         try:

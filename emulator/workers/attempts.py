@@ -32,7 +32,7 @@ log = logging.getLogger("amlemu.node")
 class NodeIdentity:
     node_id: str
     imds_endpoint: str | None = None  # where this node's Scheduled Events are served to its jobs
-    docker_root: str = "/var/lib/docker"  # the engine's data root on its host (seen at job_container.ENGINE_ROOT)
+    docker_root: str | None = None  # the engine's data root on its host (seen at job_container.ENGINE_ROOT)
 
     def job_env(self) -> dict[str, str]:
         """What a job learns of the node it runs on, handed over at the gate."""

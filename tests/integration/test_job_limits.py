@@ -4,6 +4,8 @@ beside it on the same cluster runs to its end: real controller loop, real nodes,
 The limits are small here (64 processes, 8 MiB) so that the abuse takes seconds and stays gentle on the host.
 """
 
+from pathlib import Path
+
 import pytest
 
 from tests import gate
@@ -14,9 +16,11 @@ DISK_LIMIT_GB = 8 / 1024  # 8 MiB
 
 
 @pytest.fixture
-def settings(settings):
+def settings(settings, docker_client):
+    # The engine's data root, as the controller's entry point asks it: nodes read their jobs' layers there.
     return settings.model_copy(update={"job_pids_limit": PIDS_LIMIT, "job_pids_sustain_seconds": 2.0,
-                                       "job_disk_limit_gb": DISK_LIMIT_GB, "job_disk_check_seconds": 0.5})
+                                       "job_disk_limit_gb": DISK_LIMIT_GB, "job_disk_check_seconds": 0.5,
+                                       "docker_root": Path(docker_client.info()["DockerRootDir"])})
 
 
 def _abuse_beside_an_ordinary_job(lab, name: str, code: dict[str, str]):

@@ -1,17 +1,19 @@
 """What a node is told to run for each rank of a job: pure, no Docker."""
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from emulator import in_job
-from emulator.controller.specs import job_ranks
+from emulator.controller.specs import job_ranks, nodes
 from emulator.dispatch import job_container
 from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job, parallel
 from emulator.errors import ValidationFailed
 from emulator.settings import Settings
+from emulator.store.tables import Compute
 
 REF = WorkspaceRef("00000000-0000-0000-0000-000000000000", "rg", "ws")
 KEY = REF.child_id("jobs", "job-1").lower()
@@ -152,3 +154,19 @@ def test_a_job_that_runs_the_parallel_runner_gets_it_read_only_and_knows_its_att
         mount = {m.target: m for m in rank.mounts}[parallel.RUNNER_DIR]
         assert mount.source == in_job.INSTALLED and mount.read_only
         assert (rank.env["RANK"], rank.env["WORLD_SIZE"], rank.env["AMLEMU_JOB_ATTEMPT"]) == (str(rank.rank), "2", "2")
+
+
+def _node_spec(**settings):
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    compute = Compute(key="w/computes/c", workspace_key="w", name="c", compute_type="AmlCompute", location="l",
+                      body={}, provisioning_state="Succeeded", created_at=now, modified_at=now)
+    spec = cluster.ClusterSpec(vm_sizes.find("Standard_DS3_v2"), "Dedicated", cluster.ScaleSettings(0, 4))
+    return nodes.node_spec(Settings(stack="s", **settings), compute, spec, "n1")
+
+
+def test_a_node_sees_the_engines_storage_read_only_to_measure_its_jobs_layers_when_it_is_known():
+    known = _node_spec(docker_root="/srv/docker")
+    assert known.shallow_mounts == {"/srv/docker": job_container.ENGINE_ROOT}
+    assert known.env["AMLEMU_DOCKER_ROOT"] == "/srv/docker"
+    unknown = _node_spec()  # the controller's entry point asks the engine; unknown, nothing is mounted
+    assert unknown.shallow_mounts == {} and "AMLEMU_DOCKER_ROOT" not in unknown.env

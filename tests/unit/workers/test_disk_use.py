@@ -91,6 +91,7 @@ def test_a_containers_layer_is_found_under_the_engines_root_as_the_node_sees_it(
     assert seen_layer("/elsewhere/overlay2/abc/diff", "/var/lib/docker", tmp_path) is None
     assert seen_layer("/var/lib/docker/overlay2/gone/diff", "/var/lib/docker", tmp_path) is None  # not mounted
     assert seen_layer(None, "/var/lib/docker", tmp_path) is None
+    assert seen_layer(layer, None, tmp_path) is None  # the engine's root unknown: no mount of it on the node
 
 
 def test_a_layer_folder_counts_beside_the_data_folders(tmp_path):
