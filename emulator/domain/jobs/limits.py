@@ -12,8 +12,11 @@ from dataclasses import dataclass
 PIDS, DISK = "pids", "disk"
 # A fork bomb's count dips as refused children exit: "at the limit" leaves it this share of room.
 AT_LIMIT_SLACK = 0.02
-# A disk measurement costs a walk of the job's files: the next one waits at least this many times as long.
+# A disk measurement costs a walk of the job's files: the next one waits at least this many times as long, but
+# never more than DISK_CHECK_MAX_FACTOR intervals (a job that makes its walk slow with many files must not win
+# itself minutes of unwatched writing).
 DISK_CHECK_COST_FACTOR = 10.0
+DISK_CHECK_MAX_FACTOR = 12.0
 GIB = 2**30
 
 
@@ -56,8 +59,9 @@ def check_disk(used_bytes: int, limit_bytes: int) -> Breach | None:
 
 def next_disk_check(now: float, interval_seconds: float, walk_seconds: float) -> float:
     """When to measure again: after the interval, or later when a measurement takes long (many files), so that
-    watching never costs the node more than a tenth of its time."""
-    return now + max(interval_seconds, walk_seconds * DISK_CHECK_COST_FACTOR)
+    watching costs the node a tenth of its time at most, up to a bound."""
+    return now + min(max(interval_seconds, walk_seconds * DISK_CHECK_COST_FACTOR),
+                     interval_seconds * DISK_CHECK_MAX_FACTOR)
 
 
 def _size(value: int) -> str:

@@ -41,8 +41,8 @@ def test_disk_is_past_its_limit_only_above_it():
     assert limits.check_disk(2**30 + 1, 2**30) == Breach("disk", 2**30, 2**30 + 1)
 
 
-@pytest.mark.parametrize(("walk", "expected"), [(0.01, 105.0), (2.0, 120.0)])
-def test_a_costly_disk_measurement_puts_the_next_one_off(walk, expected):
+@pytest.mark.parametrize(("walk", "expected"), [(0.01, 105.0), (2.0, 120.0), (30.0, 160.0)])
+def test_a_costly_disk_measurement_puts_the_next_one_off_up_to_a_bound(walk, expected):
     assert limits.next_disk_check(100.0, 5.0, walk) == expected
 
 
