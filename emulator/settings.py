@@ -53,10 +53,22 @@ class Settings(BaseSettings):
     instance_job_slots: int = Field(1, ge=1, le=8)  # jobs a compute instance runs at once (the rest queue)
     docker_network: str = "amlemu"
     docker_socket: str = "/var/run/docker.sock"  # on the Docker host: nodes start job containers through it
+    # The engine's data root on the Docker host (`docker info`: Docker Root Dir; unset, the controller asks the
+    # engine). Nodes see it read-only, without the mounts under it, to measure what a job writes into its
+    # container's own files (its writable layer).
+    docker_root: Path | None = None
     # Job containers run unprivileged, as this uid:gid, on their own network (no route to redis or the api).
     job_user: str = "1000:1000"
     # GPU sizes on a host without GPUs: "simulate" runs the job on CPU and says so, "refuse" fails it.
     gpu_mode: Literal["simulate", "refuse"] = "simulate"
+    # Bounds on a job's container that its VM size does not set (README, "Job containers"). Processes and threads
+    # at once: a fork bomb stops there, and a job that stays at the limit this long is stopped and fails.
+    job_pids_limit: int = Field(4096, ge=16)
+    job_pids_sustain_seconds: float = Field(5.0, gt=0)
+    # Disk a job may fill (its working directory, outputs, logs and container files), measured this often: the
+    # engine enforces no size on most storage drivers, so the node measures and stops the job past it.
+    job_disk_limit_gb: float = Field(32.0, gt=0)
+    job_disk_check_seconds: float = Field(5.0, gt=0)
     # Low-priority preemption (per cluster through /_emulator or `amlemu chaos`; these are the defaults).
     # Random preemption is off unless a mean gap is set; a seed replays the same timeline.
     preemption_mean_seconds: float | None = Field(None, gt=0)
@@ -109,7 +121,7 @@ class Settings(BaseSettings):
     events_keep: int = Field(100_000, ge=1000)
     meter_interval_seconds: float = Field(5.0, gt=0)
 
-    @field_validator("host_data_dir", "capacity_every_seconds", "capacity_seed", mode="before")
+    @field_validator("host_data_dir", "capacity_every_seconds", "capacity_seed", "docker_root", mode="before")
     @classmethod
     def _unset_when_empty(cls, value):
         """An empty value (a compose file's `${VAR:-}`) is unset, not the relative path '.'."""

@@ -159,11 +159,21 @@ def _with_host_data_dir(settings: Settings, runtime: DockerRuntime) -> Settings:
     return settings.model_copy(update={"host_data_dir": found})
 
 
+def _with_docker_root(settings: Settings, runtime: DockerRuntime) -> Settings:
+    """Nodes mount the engine's data root to measure their jobs' writable layers: asked of the engine unless set
+    (a root that is not there would stop every node from starting)."""
+    if settings.docker_root is not None:
+        return settings
+    found = runtime.data_root()
+    log.info("the engine keeps its data in %s on its host%s", found, "" if found else ": job layers go unmeasured")
+    return settings.model_copy(update={"docker_root": found})
+
+
 def run(settings: Settings) -> None:
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     runtime = DockerRuntime()
-    settings = _with_host_data_dir(settings, runtime)
+    settings = _with_docker_root(_with_host_data_dir(settings, runtime), runtime)
     controller = Controller(settings, Store(settings.db_url), runtime, protocol.resilient(settings.redis_url),
                             lambda: datetime.now(UTC), EnvironmentResolver(EnvironmentImages()))
     log.info("controller started (stack %s, interval %.2fs, time scale %g)", settings.stack,

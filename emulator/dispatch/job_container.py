@@ -26,12 +26,7 @@ EXIT = ".amlemu-exit"  # in the rank's working directory: the command's exit sta
 MOUNT_MISMATCH = 97  # the exit status of a job stopped at its gate because a mount is not what was laid out
 LOG = "/mnt/azureml/logs/std_log.txt"  # where a job container sees its log file
 LOG_TAIL_LINES = 30
-
-
-# User code runs unprivileged (a non-root user, no capabilities, no new privileges) and with a bound on its
-# processes: a fork bomb in a job stops at its own container instead of taking the host's PIDs. Azure's VMs set no
-# such bound, so it is generous: far more than a data loader's workers or an MPI rank's threads need.
-JOB_PIDS_LIMIT = 4096
+ENGINE_ROOT = "/var/lib/amlemu-engine"  # where a node sees the engine's data root (read-only): job containers' layers
 
 
 def rank_dir(workdir: str) -> str:
@@ -71,6 +66,23 @@ def lay_out(attempt: Attempt, data_dir: Path) -> None:
         out.writelines(f"{note}\n" for note in notes)
 
 
+def written(attempt: Attempt) -> tuple[str, ...]:
+    """What the rank may write, relative to the data directory: its folder (working directory and downloaded
+    inputs), its log, and its writable mounts (outputs, logs, named outputs). The rest of its container's files
+    are the engine's (its writable layer)."""
+    mounts = (m.source for m in attempt.mounts if not m.read_only)
+    return tuple(dict.fromkeys([rank_dir(attempt.workdir), attempt.log_file, *mounts]))
+
+
+def seen_layer(layer: str | None, host_root: str | None, engine_root: Path = Path(ENGINE_ROOT)) -> Path | None:
+    """A container's writable layer (its folder on the Docker host) as the node sees it under `engine_root`, the
+    engine's data root `host_root` mounted there; None if it lies elsewhere or the node does not see it."""
+    if not layer or not host_root or not PurePosixPath(layer).is_relative_to(host_root):
+        return None
+    seen = engine_root / PurePosixPath(layer).relative_to(host_root)
+    return seen if seen.is_dir() else None
+
+
 def capture(exit_file: str) -> str:
     """The shell lines a job's command follows: its output appended to LOG, and its exit status written to
     `exit_file` (a path in the container) as the shell leaves, however it leaves short of being killed."""
@@ -80,7 +92,12 @@ def capture(exit_file: str) -> str:
 def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
     """The rank's container. It waits at its gate (a FIFO in its working directory) until a node takes the
     job, reads there what it needs of that node, and only then runs the command: so it can be started ahead,
-    while every node is still busy, and the job begins on a node the moment one is free."""
+    while every node is still busy, and the job begins on a node the moment one is free.
+
+    User code runs unprivileged (a non-root user, no capabilities, no new privileges) and with a bound on its
+    processes (Settings.job_pids_limit): a fork bomb in a job stops at its own container instead of taking the
+    host's PIDs. Azure's VMs set no such bound, so the default is generous: far more than a data loader's workers
+    or an MPI rank's threads need."""
     mounts = {str(host_data_dir / attempt.workdir): WORKDIR, str(host_data_dir / attempt.log_file): LOG}
     mounts.update({str(host_data_dir / m.source): m.target for m in attempt.mounts})
     # A SIGTERM (its node being taken by a preemption) is for the user's code: tini, the container's init, passes
@@ -93,7 +110,8 @@ def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
                          entrypoint=["/bin/sh", "-c"], labels=attempt.labels, env=env, cpus=attempt.cpus,
                          memory_bytes=attempt.memory_bytes, gpus=attempt.gpus, network=attempt.network,
                          mounts=mounts, read_only=tuple(m.target for m in attempt.mounts if m.read_only),
-                         user=attempt.user, working_dir=WORKDIR, drop_capabilities=True, pids_limit=JOB_PIDS_LIMIT)
+                         user=attempt.user, working_dir=WORKDIR, drop_capabilities=True,
+                         pids_limit=attempt.pids_limit)
 
 
 def stage(attempt: Attempt, runtime: Containers, broker: redis.Redis, data_dir: Path, host_data_dir: Path) -> Observed:

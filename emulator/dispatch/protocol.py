@@ -71,6 +71,12 @@ class Attempt:
     # there (a copy of the job's own, mounted writable) before the job starts.
     downloads: list[tuple[str, str]] = field(default_factory=list)
     sandbox_pool: str | None = None  # the cluster's pool of network namespaces, for a one-node job
+    # Bounds the node watches (Settings.job_*): the engine holds the processes at pids_limit; the node stops a job
+    # that stays there pids_sustain_seconds, or whose files pass disk_limit_bytes (measured every so often).
+    pids_limit: int | None = None
+    pids_sustain_seconds: float = 5.0
+    disk_limit_bytes: int | None = None
+    disk_check_seconds: float = 5.0
 
     def to_message(self) -> dict:
         return asdict(self)

@@ -33,6 +33,9 @@ class ContainerSpec:
     ports: dict[int, int | None] = field(default_factory=dict)
     drop_capabilities: bool = False  # no Linux capabilities at all (a workstation that runs no root process)
     pids_limit: int | None = None  # processes and threads the container may have at once (a fork bomb stops there)
+    # Host path -> container path, read-only and without the mounts below it (the engine's own storage, where every
+    # running container's file system is mounted: a copy of those would keep them busy after their container went).
+    shallow_mounts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Observed:
     ip: str | None
     ports: dict[int, int] = field(default_factory=dict)  # container port -> its port on 127.0.0.1
     started_at: datetime | None = None  # when it last started (`find` knows it; the listing does not)
+    layer: str | None = None  # its writable layer's folder on the Docker host, where the storage driver has one
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class Containers(Protocol):
     def logs(self, container_id: str, tail: int = 100) -> str: ...
     def wait(self, container_id: str) -> Exit: ...
     def exec(self, container_id: str, command: Sequence[str]) -> tuple[int, str]: ...
+    # Processes and threads the running container holds now (None: not running, or the engine cannot tell).
+    def processes(self, container_id: str) -> int | None: ...
     def has_gpus(self) -> bool: ...
 
 

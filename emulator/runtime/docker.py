@@ -50,6 +50,14 @@ def _summarised(summary: dict) -> Observed:
                     ports=ports)
 
 
+def _shallow(host: str, path: str) -> docker.types.Mount:
+    """A read-only bind mount without the mounts below its source (API 1.40's NonRecursive, which docker-py does
+    not spell out)."""
+    mount = docker.types.Mount(path, host, type="bind", read_only=True)
+    mount["BindOptions"] = {"NonRecursive": True}
+    return mount
+
+
 def own_container_id(mountinfo: str) -> str | None:
     """This process's container, from the engine's per-container files mounted into it (/etc/hostname and
     /etc/resolv.conf come from /var/lib/docker/containers/<id>/); None outside a container."""
@@ -75,7 +83,8 @@ class DockerRuntime:
         return Observed(id=container.id, name=container.name, labels=container.labels,
                         running=state.get("Running", False), exit_code=state.get("ExitCode"),
                         oom_killed=state.get("OOMKilled", False), ip=ip, ports=ports,
-                        started_at=_moment(state.get("StartedAt")))
+                        started_at=_moment(state.get("StartedAt")),
+                        layer=((container.attrs.get("GraphDriver") or {}).get("Data") or {}).get("UpperDir"))
 
     def _options(self, spec: ContainerSpec) -> dict:
         """The engine's run options for the limits, network, ports and hardening `spec` asks for."""
@@ -95,6 +104,8 @@ class DockerRuntime:
             kwargs["cap_drop"] = ["ALL"]
         if spec.pids_limit:
             kwargs["pids_limit"] = spec.pids_limit
+        if spec.shallow_mounts:
+            kwargs["mounts"] = [_shallow(host, path) for host, path in spec.shallow_mounts.items()]
         if spec.gpus:
             kwargs["device_requests"] = [docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])]
         return kwargs
@@ -188,6 +199,17 @@ class DockerRuntime:
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
 
+    def processes(self, container_id: str) -> int | None:
+        """From the engine's stats, one sample without the second one CPU figures need (API 1.41, a few ms)."""
+        try:
+            stats = self.client.api.stats(container_id, stream=False, one_shot=True)
+        except NotFound:
+            return None
+        except (APIError, DockerException) as exc:
+            raise _translate(exc) from exc
+        current = (stats.get("pids_stats") or {}).get("current")  # absent once it stopped
+        return int(current) if current is not None else None
+
     def _ensure_volume(self, name: str, labels: dict[str, str]) -> None:
         """Named volumes are made here, labelled, so that a stack's can be found again (the engine would make
         them unlabelled on first use)."""
@@ -252,6 +274,15 @@ class DockerRuntime:
             return None
         return next((Path(m["Source"]) for m in mounts
                      if m.get("Type") == "bind" and Path(m["Destination"]) == path), None)
+
+    def data_root(self) -> Path | None:
+        """The engine's data root on its host (`docker info`: Docker Root Dir), where its storage driver keeps
+        containers' writable layers."""
+        try:
+            root = self.client.info().get("DockerRootDir")
+        except (APIError, DockerException):
+            return None
+        return Path(root) if root else None
 
     def has_gpus(self) -> bool:
         """NVIDIA GPUs reach containers through the nvidia runtime; without it there are none to give."""

@@ -50,6 +50,7 @@ class _Container:
     logs: list[str] = field(default_factory=list)  # lines, with their ends
     traps: set[str] = field(default_factory=set)  # signals (SIGTERM...) its process handles and runs on
     aliases: dict[str, str] = field(default_factory=dict)  # network -> the other name it has there
+    processes: int = 1  # processes and threads it holds while running
 
     def observed(self, listed: bool = False) -> Observed:
         """As `find` sees it; `listed`: as the engine's listing does (no start time, no exit code while running,
@@ -102,6 +103,11 @@ class FakeRuntime:
     def write_logs(self, container: str, text: str) -> None:
         with self._changed:
             self._get(container, strict=True).logs.extend(text.splitlines(keepends=True))
+
+    def set_processes(self, container: str, count: int) -> None:
+        """The container holds `count` processes and threads now (a fork bomb at its limit, say)."""
+        with self._changed:
+            self._get(container, strict=True).processes = count
 
     def script_exec(self, command: Sequence[str], code: int, output: str = "", container: str | None = None) -> None:
         """What `exec(command)` answers, in that container (an id) or in any."""
@@ -241,6 +247,11 @@ class FakeRuntime:
             if code is not None:
                 return code, ""
             return 126, f'exec: "{command[0]}": executable file not found in $PATH\n'
+
+    def processes(self, container_id: str) -> int | None:
+        with self._changed:
+            found = self._get(container_id)
+            return found.processes if found is not None and found.end is None else None
 
     def has_gpus(self) -> bool:
         return self.gpus

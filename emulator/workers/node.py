@@ -21,7 +21,8 @@ def run(node_id: str, queue: str, settings: Settings, slots: int = 1) -> None:
     host_data_dir = Path(settings.host_data_dir or settings.data_dir)
     cleanup = ThreadPoolExecutor(1, thread_name_prefix="cleanup")  # removals off the next job's path
 
-    node = attempts.NodeIdentity(node_id, os.environ.get("AMLEMU_IMDS_ENDPOINT"))
+    node = attempts.NodeIdentity(node_id, os.environ.get("AMLEMU_IMDS_ENDPOINT"),
+                                 str(settings.docker_root) if settings.docker_root else None)
     imds.serve(broker, node_id)
 
     def hand_back(message: dict) -> None:

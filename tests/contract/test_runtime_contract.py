@@ -129,6 +129,15 @@ def test_exec_runs_in_a_running_container_only(runtime, probe):
         runtime.exec(obs.id, ["sh", "-c", "exit 4"])
 
 
+def test_a_running_container_counts_its_processes_and_a_stopped_or_unknown_one_none(runtime, probe):
+    obs = probe()
+    assert runtime.processes(obs.id) >= 1  # its init and command at least
+    runtime.signal(obs.id, "SIGKILL")
+    runtime.wait(obs.id)
+    assert runtime.processes(obs.id) is None
+    assert runtime.processes(UNKNOWN) is None
+
+
 def test_missing_image_is_a_validation_error_with_a_build_hint(runtime, make_spec, stack):
     with pytest.raises(ValidationFailed, match="make up"):
         runtime.run(make_spec(image=f"amlemu/missing-{uuid.uuid4().hex[:8]}:latest"))

@@ -1,5 +1,6 @@
 """A job container on the real engine: its log lands in the job's file, and its end is told truly."""
 
+import shlex
 import uuid
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 from emulator.dispatch import job_container
 from emulator.runtime.base import ContainerSpec
 from emulator.workers import job_runner
+from tests import abusive_jobs
 from tests.integration.conftest import NODE_IMAGE
 
 pytestmark = pytest.mark.docker
@@ -15,7 +17,8 @@ IMAGE = NODE_IMAGE
 EXIT = "/mnt/wd/exit"
 
 
-def _start(runtime, tmp_path: Path, command: str, stack: str, memory_bytes: int | None = None):
+def _start(runtime, tmp_path: Path, command: str, stack: str, memory_bytes: int | None = None,
+           pids_limit: int | None = None):
     """A container as a node starts one: output into the mounted log, exit status into the mounted dir."""
     (tmp_path / "wd").mkdir(mode=0o777)
     log = tmp_path / "user_logs" / "std_log.txt"
@@ -24,7 +27,8 @@ def _start(runtime, tmp_path: Path, command: str, stack: str, memory_bytes: int 
     spec = ContainerSpec(name=f"amlemu-{stack}-job-{uuid.uuid4().hex[:8]}", image=IMAGE,
                          entrypoint=["/bin/sh", "-c"], command=[f"{job_container.capture(EXIT)}; {command}"],
                          labels={"amlemu.stack": stack, "amlemu.role": "job"}, memory_bytes=memory_bytes, cpus=0.5,
-                         mounts={str(tmp_path / "wd"): "/mnt/wd", str(log): job_container.LOG})
+                         mounts={str(tmp_path / "wd"): "/mnt/wd", str(log): job_container.LOG}, pids_limit=pids_limit,
+                         drop_capabilities=True)
     return runtime.run(spec), log, tmp_path / "wd" / "exit"
 
 
@@ -68,6 +72,50 @@ def test_running_out_of_memory_is_reported(runtime, stack, tmp_path):
     outcome = job_runner.run(runtime, container, log, exit_file, memory_limited=True)
     assert outcome.oom_killed and not outcome.succeeded
     assert "survived" not in log.read_text()
+
+
+FORK_BOMB = f"python3 -c {shlex.quote(abusive_jobs.FORK_BOMB)}"
+
+
+def test_a_fork_bomb_held_at_its_pids_limit_is_stopped_and_named(runtime, stack, tmp_path):
+    container, log, exit_file = _start(runtime, tmp_path, FORK_BOMB, stack, memory_bytes=256 * 2**20, pids_limit=64)
+    limits = job_runner.Limits(pids=64, pids_sustain_seconds=2.0)
+    outcome = job_runner.run(runtime, container, log, exit_file, memory_limited=True, limits=limits)
+    assert outcome.limit is not None and outcome.limit["kind"] == "pids" and outcome.limit["limit"] == 64, outcome
+    assert outcome.limit["used"] >= 62 and not outcome.oom_killed and not outcome.succeeded  # not taken for an OOM
+    assert "bombing" in outcome.log_tail
+    assert not runtime.list({"amlemu.stack": stack, "amlemu.role": "job"})
+
+
+FILLER = f"python3 -c {shlex.quote(abusive_jobs.filler('/mnt/wd/fill'))}"
+
+
+def test_a_job_filling_its_disk_is_stopped_at_its_limit_and_named(runtime, stack, tmp_path):
+    container, log, exit_file = _start(runtime, tmp_path, FILLER, stack)
+    limits = job_runner.Limits(disk_bytes=8 * 2**20, disk_check_seconds=0.5, data_dir=tmp_path, written=("wd",))
+    outcome = job_runner.run(runtime, container, log, exit_file, limits=limits)
+    assert outcome.limit is not None and outcome.limit["kind"] == "disk", outcome
+    assert outcome.limit["used"] > 8 * 2**20 and not outcome.succeeded
+    assert (tmp_path / "wd" / "fill").stat().st_size < 100 * 2**20  # stopped soon after, not at its own end
+
+
+def test_what_a_job_writes_into_its_containers_own_files_counts_too(runtime, stack, tmp_path):
+    into_tmp = f"python3 -c {shlex.quote(abusive_jobs.filler('/tmp/fill'))}"
+    container, log, exit_file = _start(runtime, tmp_path, into_tmp, stack)
+    assert container.layer and Path(container.layer).is_dir()  # here, on the engine's host, as root
+    limits = job_runner.Limits(disk_bytes=8 * 2**20, disk_check_seconds=0.5, data_dir=tmp_path, written=("wd",),
+                               layer=Path(container.layer))
+    outcome = job_runner.run(runtime, container, log, exit_file, limits=limits)
+    assert outcome.limit is not None and outcome.limit["kind"] == "disk", outcome
+
+
+def test_a_job_within_its_limits_is_left_to_finish(runtime, stack, tmp_path):
+    container, log, exit_file = _start(runtime, tmp_path, "head -c 1048576 /dev/zero > /mnt/wd/small; sleep 3",
+                                       stack, pids_limit=64)
+    limits = job_runner.Limits(pids=64, pids_sustain_seconds=1.0, disk_bytes=8 * 2**20, disk_check_seconds=0.5,
+                               data_dir=tmp_path, written=("wd",))
+    outcome = job_runner.run(runtime, container, log, exit_file, limits=limits)
+    assert outcome.succeeded and outcome.limit is None
 
 
 def test_the_tail_is_read_from_the_end_of_a_large_log(tmp_path):

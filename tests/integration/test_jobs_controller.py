@@ -5,7 +5,7 @@ The controller runs here one `tick()` at a time; every wait ticks it until a con
 
 from pathlib import Path
 
-from emulator.dispatch import job_container, protocol
+from emulator.dispatch import protocol
 from emulator.dispatch.celery_app import cluster_queue, make_celery
 from emulator.services import computes, jobs
 from tests import gate
@@ -192,5 +192,5 @@ def test_a_job_runs_without_capabilities_and_its_processes_stop_at_its_own_limit
     lab.wait_status("job-forks", "Completed")
     log = (lab.artifacts("job-forks") / "user_logs" / "std_log.txt").read_text()
     threads = int(log.split("threads ")[1].split()[0])
-    assert threads < job_container.JOB_PIDS_LIMIT  # the limit stopped it, not the loop's own bound
+    assert threads < lab.settings.job_pids_limit  # the limit stopped it, not the loop's own bound
     assert "0000000000000000" in log  # no capability left in its bounding set

@@ -99,6 +99,24 @@ def test_mounts_and_user(probe, docker_client, tmp_path):
     assert uid == "4242"
 
 
+def test_a_shallow_mount_is_read_only_and_asks_the_engine_to_leave_out_the_mounts_below_it(probe, runtime,
+                                                                                            docker_client, tmp_path):
+    """As nodes see the engine's storage: its own files, not the containers' file systems mounted inside it."""
+    (tmp_path / "file").write_text("seen")
+    outer = probe(shallow_mounts={str(tmp_path): "/mnt/outer"})
+    assert runtime.exec(outer.id, ["cat", "/mnt/outer/file"]) == (0, "seen")
+    assert runtime.exec(outer.id, ["sh", "-c", "touch /mnt/outer/new"])[0] != 0  # read-only
+    assert not (tmp_path / "new").exists()
+    (mount,) = inspect(docker_client, outer.id)["HostConfig"]["Mounts"]
+    assert mount["BindOptions"] == {"NonRecursive": True} and mount["ReadOnly"]
+
+
+def test_the_engine_tells_its_data_root_and_each_containers_writable_layer_is_under_it(probe, runtime):
+    root, layer = runtime.data_root(), probe().layer
+    assert root is not None and root.is_absolute()
+    assert layer is None or layer.startswith(f"{root}/")  # storage drivers without an upper folder have none
+
+
 def test_list_filters_on_every_label_and_only_sees_managed_containers(probe, runtime, stack, docker_client):
     first = probe(labels={"amlemu.node": "a", "flavour": "x"})
     second = probe(labels={"amlemu.node": "b", "flavour": "x"})

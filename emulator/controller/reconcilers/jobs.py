@@ -22,7 +22,7 @@ from emulator.domain import events as kinds
 from emulator.domain.compute import vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.jobs import artifacts
+from emulator.domain.jobs import artifacts, limits
 from emulator.domain.jobs import command_job as job_rules
 from emulator.domain.jobs.status import TERMINAL, JobStatus
 from emulator.errors import EmulatorError
@@ -40,7 +40,7 @@ STARTING = (S.NOT_STARTED.value, S.STARTING.value, S.PREPARING.value)
 
 
 def _rank_failed(rank: dict) -> bool:
-    return bool(rank.get("error") or rank.get("oom") or rank.get("exit_code") not in (0, None))
+    return bool(rank.get("error") or rank.get("oom") or rank.get("limit") or rank.get("exit_code") not in (0, None))
 
 
 def _failure(job: Job, rank: dict, cluster: ClusterSpec, settings: Settings) -> dict:
@@ -49,6 +49,8 @@ def _failure(job: Job, rank: dict, cluster: ClusterSpec, settings: Settings) -> 
     tail = rank.get("tail") or ""
     if rank.get("error"):
         return {"code": "UserError", "message": f"The job could not run on node {rank.get('node')}: {rank['error']}"}
+    if rank.get("limit"):  # its node stopped it past a bound (processes, disk)
+        return limits.failure(rank["limit"], tail)
     if rank.get("oom"):
         _cpus, memory = vm_sizes.scaled_limits(cluster.vm_size, settings.resource_scale)
         return {"code": "UserError", "innerError": {"code": "OutOfMemory"},

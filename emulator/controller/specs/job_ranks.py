@@ -113,6 +113,13 @@ def tracking_env(ref: WorkspaceRef, job_name: str, experiment: str, settings: Se
             "AZUREML_CURRENT_CLOUD": "AzureCloud"}  # else the plugin asks management.azure.com for its cloud
 
 
+def limits(settings: Settings) -> dict:
+    """The bounds a node holds a rank to, besides its VM size's CPUs and memory (Attempt's fields)."""
+    return {"pids_limit": settings.job_pids_limit, "pids_sustain_seconds": settings.job_pids_sustain_seconds,
+            "disk_limit_bytes": int(settings.job_disk_limit_gb * 2**30),
+            "disk_check_seconds": settings.job_disk_check_seconds}
+
+
 def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: WorkspaceRef, cluster: ClusterSpec,
           settings: Settings, image: str, notes: list[str], code_dir: str | None,
           host_has_gpus: bool, sandbox_pool: str | None = None, run_token: str = "") -> list[Attempt]:
@@ -158,5 +165,5 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
             make_dirs=[f"{job_dir}/outputs", f"{job_dir}/logs", f"{job_dir}/user_logs",
                        *(m.source for m in output_mounts)],
             # Ranks of a multi-node job find rank 0 by its container's name: each has a network of its own.
-            sandbox_pool=sandbox_pool if world == 1 else None))
+            sandbox_pool=sandbox_pool if world == 1 else None, **limits(settings)))
     return result

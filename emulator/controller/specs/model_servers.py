@@ -4,7 +4,6 @@ import secrets
 from pathlib import Path, PurePosixPath
 
 from emulator import confined
-from emulator.dispatch import job_container
 from emulator.domain.compute import vm_sizes
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.serving import model_server
@@ -56,4 +55,4 @@ def model_server_spec(settings: Settings, secret: bytes, row: OnlineDeployment, 
         env=env, cpus=cpus, memory_bytes=memory, network=settings.scoring_network,
         mounts={str(host / code): app_root, str(host / model): model_target, str(host / logs): "/var/azureml-logs"},
         read_only=(app_root, model_target), user=settings.job_user, working_dir=app_root,
-        drop_capabilities=True, pids_limit=job_container.JOB_PIDS_LIMIT)
+        drop_capabilities=True, pids_limit=settings.job_pids_limit)

@@ -3,7 +3,7 @@ agent is one too)."""
 
 import secrets
 
-from emulator.dispatch import protocol
+from emulator.dispatch import job_container, protocol
 from emulator.dispatch.celery_app import cluster_queue
 from emulator.domain.compute import cluster, vm_sizes
 from emulator.runtime import labels
@@ -33,9 +33,12 @@ def node_spec(settings: Settings, compute: Compute, spec: cluster.ClusterSpec, n
         env={"AMLEMU_NODE_ID": node_id, "AMLEMU_QUEUE": cluster_queue(compute.key), "AMLEMU_SLOTS": str(slots),
              "AMLEMU_REDIS_URL": settings.redis_url, "REMAP_SIGTERM": "SIGQUIT",
              "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(settings.host_dir),
-             "AMLEMU_STACK": settings.stack, "AMLEMU_IMDS_ENDPOINT": protocol.imds_endpoint(name)},
+             "AMLEMU_STACK": settings.stack, "AMLEMU_IMDS_ENDPOINT": protocol.imds_endpoint(name),
+             **({"AMLEMU_DOCKER_ROOT": str(settings.docker_root)} if settings.docker_root else {})},
         # On the jobs network too, where its jobs reach its Scheduled Events (and nothing else of it listens).
         cpus=cpus, memory_bytes=memory, network=settings.docker_network, networks=(settings.jobs_network,),
         # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
         # out their directories. Job containers get neither the socket nor the whole data directory.
-        mounts={settings.docker_socket: "/var/run/docker.sock", str(settings.host_dir): NODE_DATA_DIR})
+        mounts={settings.docker_socket: "/var/run/docker.sock", str(settings.host_dir): NODE_DATA_DIR},
+        # to measure what its jobs write into their containers' own files (their disk limit)
+        shallow_mounts={str(settings.docker_root): job_container.ENGINE_ROOT} if settings.docker_root else {})

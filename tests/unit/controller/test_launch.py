@@ -1,14 +1,19 @@
 """What a node is told to run for each rank of a job: pure, no Docker."""
 
+from datetime import UTC, datetime
+from pathlib import Path
+
 import pytest
 
 from emulator import in_job
-from emulator.controller.specs import job_ranks
+from emulator.controller.specs import job_ranks, nodes
+from emulator.dispatch import job_container
 from emulator.domain.compute import cluster, vm_sizes
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, command_job, parallel
 from emulator.errors import ValidationFailed
 from emulator.settings import Settings
+from emulator.store.tables import Compute
 
 REF = WorkspaceRef("00000000-0000-0000-0000-000000000000", "rg", "ws")
 KEY = REF.child_id("jobs", "job-1").lower()
@@ -42,6 +47,20 @@ def test_one_rank_with_inputs_outputs_limits_and_its_log():
     assert rank.env["A"] == "1" and rank.env["AZURE_ML_INPUT_n"] == "7" and rank.env["AZUREML_RUN_ID"] == "job-1"
     assert "MASTER_ADDR" not in rank.env and rank.user == "1000:1000" and rank.network == "amlemu-jobs"
     assert rank.labels["amlemu.attempt"] == "2" and rank.notes == ["n1"]
+
+
+def test_a_rank_carries_its_process_and_disk_limits_and_what_it_may_write():
+    (rank,) = ranks(settings=Settings(stack="s", job_pids_limit=64, job_pids_sustain_seconds=2,
+                                      job_disk_limit_gb=0.5, job_disk_check_seconds=1))
+    assert (rank.pids_limit, rank.pids_sustain_seconds) == (64, 2)
+    assert (rank.disk_limit_bytes, rank.disk_check_seconds) == (2**29, 1)
+    assert job_container.container_spec(rank, Path("/host")).pids_limit == 64
+    job_dir = artifacts.directory(REF, "job-1")
+    written = job_container.written(rank)
+    assert written[:2] == (job_container.rank_dir(rank.workdir), rank.log_file)  # its folder (wd, downloads), log
+    assert {f"{job_dir}/outputs", f"{job_dir}/logs"} <= set(written)
+    assert not any(m.source in written for m in rank.mounts if m.read_only)  # inputs are not its writing
+    assert ranks()[0].pids_limit == 4096  # Settings' default
 
 
 def test_a_multi_node_job_gets_one_rank_per_node_with_rendezvous_variables():
@@ -135,3 +154,19 @@ def test_a_job_that_runs_the_parallel_runner_gets_it_read_only_and_knows_its_att
         mount = {m.target: m for m in rank.mounts}[parallel.RUNNER_DIR]
         assert mount.source == in_job.INSTALLED and mount.read_only
         assert (rank.env["RANK"], rank.env["WORLD_SIZE"], rank.env["AMLEMU_JOB_ATTEMPT"]) == (str(rank.rank), "2", "2")
+
+
+def _node_spec(**settings):
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    compute = Compute(key="w/computes/c", workspace_key="w", name="c", compute_type="AmlCompute", location="l",
+                      body={}, provisioning_state="Succeeded", created_at=now, modified_at=now)
+    spec = cluster.ClusterSpec(vm_sizes.find("Standard_DS3_v2"), "Dedicated", cluster.ScaleSettings(0, 4))
+    return nodes.node_spec(Settings(stack="s", **settings), compute, spec, "n1")
+
+
+def test_a_node_sees_the_engines_storage_read_only_to_measure_its_jobs_layers_when_it_is_known():
+    known = _node_spec(docker_root="/srv/docker")
+    assert known.shallow_mounts == {"/srv/docker": job_container.ENGINE_ROOT}
+    assert known.env["AMLEMU_DOCKER_ROOT"] == "/srv/docker"
+    unknown = _node_spec()  # the controller's entry point asks the engine; unknown, nothing is mounted
+    assert unknown.shallow_mounts == {} and "AMLEMU_DOCKER_ROOT" not in unknown.env
