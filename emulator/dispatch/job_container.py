@@ -27,6 +27,7 @@ MOUNT_MISMATCH = 97  # the exit status of a job stopped at its gate because a mo
 LOG = "/mnt/azureml/logs/std_log.txt"  # where a job container sees its log file
 LOG_TAIL_LINES = 30
 ENGINE_ROOT = "/var/lib/amlemu-engine"  # where a node sees the engine's data root (read-only): job containers' layers
+CGROUP_ROOT = "/var/lib/amlemu-cgroup"  # where a node sees the host's cgroups (read-only): its jobs' refused forks
 
 
 def rank_dir(workdir: str) -> str:

@@ -33,6 +33,7 @@ class NodeIdentity:
     node_id: str
     imds_endpoint: str | None = None  # where this node's Scheduled Events are served to its jobs
     docker_root: str | None = None  # the engine's data root on its host (seen at job_container.ENGINE_ROOT)
+    cgroup_root: Path | None = None  # the host's cgroups, where this node sees them (job_container.CGROUP_ROOT)
 
     def job_env(self) -> dict[str, str]:
         """What a job learns of the node it runs on, handed over at the gate."""
@@ -84,10 +85,11 @@ def _container_for(attempt: Attempt, runtime: Containers, broker: redis.Redis, d
     return stage(attempt, runtime, broker, data_dir, host_data_dir)
 
 
-def _limits(attempt: Attempt, data_dir: Path, layer: Path | None) -> job_runner.Limits:
+def _limits(attempt: Attempt, data_dir: Path, layer: Path | None, cgroup_root: Path | None) -> job_runner.Limits:
     return job_runner.Limits(pids=attempt.pids_limit, pids_sustain_seconds=attempt.pids_sustain_seconds,
                              disk_bytes=attempt.disk_limit_bytes, disk_check_seconds=attempt.disk_check_seconds,
-                             data_dir=data_dir, written=job_container.written(attempt), layer=layer)
+                             data_dir=data_dir, written=job_container.written(attempt), layer=layer,
+                             cgroup_root=cgroup_root)
 
 
 def _wait_out_notice(broker: redis.Redis, node_id: str, limit_seconds: float = 600.0) -> None:
@@ -140,7 +142,8 @@ def execute(message: dict, runtime: Containers, broker: redis.Redis, node: "Node
 
         job_runner.run(runtime, container, data_dir / attempt.log_file, data_dir / attempt.workdir / EXIT, ended,
                        later, memory_limited=attempt.memory_bytes is not None, discard=discard,
-                       limits=_limits(attempt, data_dir, job_container.seen_layer(container.layer, node.docker_root)))
+                       limits=_limits(attempt, data_dir, job_container.seen_layer(container.layer, node.docker_root),
+                                      node.cgroup_root))
         return "ended"
     except Exception as exc:  # the job fails with the reason; the node stays up for the next one
         log.exception("attempt %s of %s failed to run", attempt.attempt, attempt.job_name)

@@ -21,7 +21,7 @@ from emulator.dispatch.job_container import recorded, tail
 from emulator.domain.jobs import limits as rules
 from emulator.errors import EmulatorError
 from emulator.runtime.base import Containers, Exit, Observed
-from emulator.workers import disk_use
+from emulator.workers import disk_use, pids_events
 
 log = logging.getLogger("amlemu.node")
 POLL_SECONDS = 0.02  # how often the exit file is looked for while the command runs
@@ -38,6 +38,7 @@ class Limits:
     data_dir: Path = Path("/")
     written: tuple[str, ...] = ()  # the job's writable files and folders, relative to data_dir
     layer: Path | None = None  # its container's writable layer, where the node sees it
+    cgroup_root: Path | None = None  # the host's cgroup file system, where the node sees it (refused forks)
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ def _watching(runtime: Containers, container_id: str, limits: Limits, watch: _Wa
     while not watch.ended.wait(WATCH_SECONDS):
         breach = None
         if limits.pids:
-            pids, breach = rules.watch_pids(pids, _processes(runtime, container_id), limits.pids, clock(),
+            refused = pids_events.refused_forks(limits.cgroup_root, container_id) if limits.cgroup_root else None
+            pids, breach = rules.watch_pids(pids, _processes(runtime, container_id), refused, limits.pids, clock(),
                                             limits.pids_sustain_seconds)
         if breach is None and limits.disk_bytes and clock() >= next_disk:
             started = clock()

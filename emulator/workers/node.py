@@ -7,7 +7,7 @@ from pathlib import Path
 
 from celery.signals import worker_ready, worker_shutting_down
 
-from emulator.dispatch import protocol
+from emulator.dispatch import job_container, protocol
 from emulator.dispatch.celery_app import make_celery, ready_key
 from emulator.runtime.docker import DockerRuntime
 from emulator.settings import Settings
@@ -21,8 +21,10 @@ def run(node_id: str, queue: str, settings: Settings, slots: int = 1) -> None:
     host_data_dir = Path(settings.host_data_dir or settings.data_dir)
     cleanup = ThreadPoolExecutor(1, thread_name_prefix="cleanup")  # removals off the next job's path
 
+    cgroups = Path(job_container.CGROUP_ROOT)
     node = attempts.NodeIdentity(node_id, os.environ.get("AMLEMU_IMDS_ENDPOINT"),
-                                 str(settings.docker_root) if settings.docker_root else None)
+                                 str(settings.docker_root) if settings.docker_root else None,
+                                 cgroups if cgroups.is_dir() else None)
     imds.serve(broker, node_id)
 
     def hand_back(message: dict) -> None:

@@ -8,11 +8,14 @@ import pytest
 from emulator.cli.stack import Stack, apply_client_shim
 from emulator.runtime.docker import DockerRuntime
 from tests.e2e import stacks
+from tests.e2e.stacks import DISK_LIMIT_GB, PIDS_LIMIT
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory) -> Stack:
-    env = stacks.own_env(tmp_path_factory.mktemp("amlemu-home"), "e2e")
+    # Limits a user may lower, lowered so that test_job_limits_sdk.py's fork bomb and full disk are small ones.
+    env = stacks.own_env(tmp_path_factory.mktemp("amlemu-home"), "e2e", AMLEMU_JOB_PIDS_LIMIT=str(PIDS_LIMIT),
+                         AMLEMU_JOB_DISK_LIMIT_GB=str(DISK_LIMIT_GB))
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     stack = stacks.compose_up(env)

@@ -11,6 +11,8 @@ from emulator.cli.stack import ROOT, Stack, compose_command
 from emulator.runtime.base import ROLES
 from emulator.runtime.docker import DockerRuntime
 
+PIDS_LIMIT, DISK_LIMIT_GB = 512, 1  # the suite's stack's job limits (test_job_limits_sdk.py)
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -14,6 +14,7 @@ from tests.integration.conftest import NODE_IMAGE
 
 pytestmark = pytest.mark.docker
 IMAGE = NODE_IMAGE
+HOST_CGROUPS = Path("/sys/fs/cgroup")  # the tests run on the engine's host
 EXIT = "/mnt/wd/exit"
 
 
@@ -77,12 +78,14 @@ def test_running_out_of_memory_is_reported(runtime, stack, tmp_path):
 FORK_BOMB = f"python3 -c {shlex.quote(abusive_jobs.FORK_BOMB)}"
 
 
-def test_a_fork_bomb_held_at_its_pids_limit_is_stopped_and_named(runtime, stack, tmp_path):
+@pytest.mark.parametrize("cgroups", [None, HOST_CGROUPS], ids=["process-count", "refused-forks"])
+def test_a_fork_bomb_held_at_its_pids_limit_is_stopped_and_named(runtime, stack, tmp_path, cgroups):
     container, log, exit_file = _start(runtime, tmp_path, FORK_BOMB, stack, memory_bytes=256 * 2**20, pids_limit=64)
-    limits = job_runner.Limits(pids=64, pids_sustain_seconds=2.0)
+    limits = job_runner.Limits(pids=64, pids_sustain_seconds=2.0, cgroup_root=cgroups)
     outcome = job_runner.run(runtime, container, log, exit_file, memory_limited=True, limits=limits)
     assert outcome.limit is not None and outcome.limit["kind"] == "pids" and outcome.limit["limit"] == 64, outcome
-    assert outcome.limit["used"] >= 62 and not outcome.oom_killed and not outcome.succeeded  # not taken for an OOM
+    assert outcome.limit["used"] >= (62 if cgroups is None else 1)  # its count swings as refused children exit
+    assert not outcome.oom_killed and not outcome.succeeded  # not taken for an OOM
     assert "bombing" in outcome.log_tail
     assert not runtime.list({"amlemu.stack": stack, "amlemu.role": "job"})
 
@@ -107,6 +110,22 @@ def test_what_a_job_writes_into_its_containers_own_files_counts_too(runtime, sta
                                layer=Path(container.layer))
     outcome = job_runner.run(runtime, container, log, exit_file, limits=limits)
     assert outcome.limit is not None and outcome.limit["kind"] == "disk", outcome
+
+
+THREAD_POOL = ("import threading, time\nthreads = []\ntry:\n    while True:\n"
+               "        t = threading.Thread(target=time.sleep, args=(4,)); t.start(); threads.append(t)\n"
+               "except RuntimeError:\n    print('refused at', len(threads), flush=True)\n"
+               "for t in threads:\n    t.join()\n")
+
+
+def test_a_pool_of_threads_refused_once_works_on_at_its_limit(runtime, stack, tmp_path):
+    """At the limit for seconds, but refused one thread and then quiet: not a fork bomb (its refused forks stop)."""
+    container, log, exit_file = _start(runtime, tmp_path, f"python3 -c {shlex.quote(THREAD_POOL)}", stack,
+                                       pids_limit=64)
+    limits = job_runner.Limits(pids=64, pids_sustain_seconds=1.0, cgroup_root=HOST_CGROUPS)
+    outcome = job_runner.run(runtime, container, log, exit_file, limits=limits)
+    assert outcome.succeeded and outcome.limit is None, outcome
+    assert "refused at" in outcome.log_tail
 
 
 def test_a_job_within_its_limits_is_left_to_finish(runtime, stack, tmp_path):

@@ -12,6 +12,7 @@ from emulator.settings import Settings
 from emulator.store.tables import Compute
 
 NODE_DATA_DIR = "/var/lib/amlemu"
+HOST_CGROUPS = "/sys/fs/cgroup"
 
 
 def new_node_id(low_priority: bool) -> str:
@@ -39,6 +40,8 @@ def node_spec(settings: Settings, compute: Compute, spec: cluster.ClusterSpec, n
         cpus=cpus, memory_bytes=memory, network=settings.docker_network, networks=(settings.jobs_network,),
         # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
         # out their directories. Job containers get neither the socket nor the whole data directory.
-        mounts={settings.docker_socket: "/var/run/docker.sock", str(settings.host_dir): NODE_DATA_DIR},
+        mounts={settings.docker_socket: "/var/run/docker.sock", str(settings.host_dir): NODE_DATA_DIR,
+                HOST_CGROUPS: job_container.CGROUP_ROOT},  # to count the forks its jobs were refused (a fork bomb)
+        read_only=(job_container.CGROUP_ROOT,),
         # to measure what its jobs write into their containers' own files (their disk limit)
         shallow_mounts={str(settings.docker_root): job_container.ENGINE_ROOT} if settings.docker_root else {})

@@ -33,24 +33,36 @@ class Breach:
 
 @dataclass(frozen=True)
 class PidsWatch:
-    """Since when (the clock's seconds) the container has been at its pids limit, or None."""
+    """Since when (the clock's seconds) the job has pressed on its pids limit, or None; the refused forks counted
+    at the last sample (None: not read)."""
     since: float | None = None
+    refused: int | None = None
 
 
 def at_pids_limit(current: int, limit: int) -> bool:
     return current >= limit - max(1, int(limit * AT_LIMIT_SLACK))
 
 
-def watch_pids(watch: PidsWatch, current: int | None, limit: int, now: float,
+def watch_pids(watch: PidsWatch, current: int | None, refused: int | None, limit: int, now: float,
                sustain_seconds: float) -> tuple[PidsWatch, Breach | None]:
-    """The watch after a sample of the container's process count (None: no sample, which breaks no streak and
-    extends none), and a breach once it has stayed at the limit `sustain_seconds`."""
-    if current is None:
+    """The watch after a sample, and a breach once the job has pressed on its limit `sustain_seconds`.
+
+    Where the kernel's count of refused forks is read (`refused`), pressing is that count growing from one sample
+    to the next: a fork bomb's grows by hundreds a second while its process count swings far below the limit as
+    refused children exit; a pool of threads that grew until it was refused adds one and works on at the limit.
+    Where it is not, a process count at the limit is all there is (`current`; None with neither: no sample, which
+    breaks no streak and extends none)."""
+    if refused is not None:
+        pressing = watch.refused is not None and refused > watch.refused
+    elif current is not None:
+        pressing = at_pids_limit(current, limit)
+    else:
         return watch, None
-    if not at_pids_limit(current, limit):
-        return PidsWatch(), None
+    if not pressing:
+        return PidsWatch(refused=refused), None
     since = now if watch.since is None else watch.since
-    return PidsWatch(since), Breach(PIDS, limit, current) if now - since >= sustain_seconds else None
+    used = current if current is not None else limit
+    return PidsWatch(since, refused), Breach(PIDS, limit, used) if now - since >= sustain_seconds else None
 
 
 def check_disk(used_bytes: int, limit_bytes: int) -> Breach | None:

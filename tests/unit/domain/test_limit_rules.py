@@ -6,15 +6,31 @@ from emulator.domain.jobs import limits
 from emulator.domain.jobs.limits import Breach, PidsWatch
 
 
-def _feed(samples: list[tuple[float, int | None]], limit: int = 100, sustain: float = 5.0) -> list[Breach | None]:
+def _feed(samples: list[tuple], limit: int = 100, sustain: float = 5.0) -> list[Breach | None]:
+    """Samples (now, processes) or (now, processes, refused forks so far)."""
     watch, verdicts = PidsWatch(), []
-    for now, current in samples:
-        watch, breach = limits.watch_pids(watch, current, limit, now, sustain)
+    for now, current, *refused in samples:
+        watch, breach = limits.watch_pids(watch, current, refused[0] if refused else None, limit, now, sustain)
         verdicts.append(breach)
     return verdicts
 
 
-def test_a_job_that_stays_at_its_pids_limit_is_stopped_once_the_time_has_passed():
+def test_a_fork_bomb_is_seen_by_its_refused_forks_growing_while_its_count_swings_far_below_the_limit():
+    # measured on this machine: a shell fork bomb under --pids-limit 512, sampled each second
+    bomb = [(0, 482, 0), (1, 500, 1122), (2, 220, 1774), (3, 430, 2460), (4, 475, 3170), (5, 470, 3845),
+            (6, 512, 4471)]
+    verdicts = _feed(bomb, limit=512)
+    assert verdicts[:6] == [None] * 6  # pressing since t=1
+    assert verdicts[6] == Breach("pids", 512, 512)
+
+
+def test_a_pool_of_threads_refused_once_works_on_at_its_limit():
+    # measured: Python threads started until one is refused (RuntimeError), then kept: one refusal, 64 of 64
+    assert _feed([(0, 2, 0), (1, 64, 1), (2, 64, 1), (4, 64, 1), (8, 64, 1), (12, 64, 1)], limit=64) == [None] * 6
+    assert _feed([(0, 64, 1), (3, 64, 1), (3.5, None, None), (9, 64, 1)], limit=64) == [None] * 4
+
+
+def test_without_refusals_a_job_that_stays_at_its_pids_limit_is_stopped_once_the_time_has_passed():
     verdicts = _feed([(0, 100), (1, 100), (4.9, 99), (5.0, 100)])
     assert verdicts[:3] == [None, None, None]
     assert verdicts[3] == Breach("pids", 100, 100)
