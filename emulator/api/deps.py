@@ -41,7 +41,9 @@ def authorized(ctx: Ctx, request: Request, authorization: Annotated[str | None, 
     role = claims.get(tokens.ROLE_CLAIM)
     if role is None:  # the emulated identity: Owner everywhere
         return claims
-    op = roles.operation(request.method, request.url.path)
+    # in a workspace's data plane (run history, tracking), what the token's role allows there, not elsewhere
+    op = roles.operation(request.method, request.url.path) or roles.data_plane_operation(request.method,
+                                                                                         request.url.path)
     if op is None:
         if request.method in ("GET", "HEAD"):
             return claims

@@ -14,6 +14,7 @@ from emulator.runtime.base import MANAGED, ContainerSpec
 from emulator.runtime.labels import COMPUTE, COMPUTE_ID, NODE, PRIORITY, ROLE, STACK, VM_SIZE, WORKSPACE
 from emulator.services import assets, computes, jobs
 from emulator.services.environments import Prepared
+from emulator.services.workspaces import default_ref
 
 GIB = 1024 ** 3
 
@@ -62,7 +63,7 @@ def test_min_nodes_start_node_containers_idle_once_ready_and_provisioned(azure, 
             WORKSPACE: settings.workspace, PRIORITY: "Dedicated", VM_SIZE: "Standard_DS3_v2"}.items() \
         <= container.labels.items()
     assert (spec.cpus, spec.memory_bytes) == (1.0, int(3.5 * GIB))  # DS3_v2 (4 vCPUs, 14 GiB) at resource scale 0.25
-    assert (spec.network, spec.networks) == (settings.docker_network, (settings.jobs_network,))
+    assert (spec.network, spec.networks) == (settings.docker_network, (settings.jobs_network(default_ref(settings).key),))
     assert spec.env["AMLEMU_NODE_ID"] == node.node_id and spec.env["AMLEMU_QUEUE"] == cluster_queue(key)
     view = azure.view("min-one")
     assert (view["allocationState"], view["targetNodeCount"]) == ("Resizing", 1)
