@@ -110,8 +110,7 @@ def down() -> None:
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
     stack.compose("--profile", "monitoring", "down")  # Prometheus too, if it was started
-    for network in [*runtime.networks({labels.STACK: stack.label}), f"{stack.network}-jobs"]:
-        runtime.remove_network(network)  # each workspace's jobs and scoring networks, and an older stack's shared one
+    stack.remove_networks(runtime)
     console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))
 
 

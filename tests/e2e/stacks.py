@@ -48,5 +48,4 @@ def remove(stack: Stack) -> None:
     stack.compose("down", "-v", capture=True)
     for volume in runtime.volumes({"amlemu.stack": stack.label}):  # compute instances' homes
         runtime.remove_volume(volume)
-    for network in [*runtime.networks({"amlemu.stack": stack.label}), f"{stack.network}-jobs"]:
-        runtime.remove_network(network)  # each workspace's jobs and scoring networks
+    stack.remove_networks(runtime)
