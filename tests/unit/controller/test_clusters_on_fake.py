@@ -241,3 +241,20 @@ def test_a_restarted_controller_adopts_running_nodes_and_forgets_one_gone_with_t
     assert nodes[kept.node_id].state == NodeState.IDLE  # adopted as it was, not restarted
     assert len(azure.runs("node")) == 3  # the two first ones and a replacement for the forgotten node
     assert azure.view("survivor")["nodeStateCounts"]["unusableNodeCount"] == 0
+
+
+def test_a_node_of_an_older_stack_on_the_shared_jobs_network_joins_its_workspaces(
+        azure, clusters, broker, fake, settings, store, clock, scheduler):
+    (node,) = bring_up(azure, clusters, broker, "older", 1)
+    own = settings.jobs_network(azure.ref.key)
+    fake.ensure_network(settings.shared_jobs_network, {STACK: settings.stack})
+    fake.join_network(node.container_id, settings.shared_jobs_network, "old")
+    fake.leave_network(node.container_id, own)  # as an older stack started it: on the one shared network only
+
+    restarted = ClusterReconciler(settings, store, fake, broker, clock, scheduler, Actuator(fake, broker, "unit"))
+    restarted.tick()
+
+    container = fake._get(node.container_id)
+    assert container.aliases[own] == container.spec.name  # its jobs there reach its Scheduled Events by its name
+    assert settings.shared_jobs_network in container.ips  # and those still on the old one too, until they end
+    assert [n.container_id for n in azure.nodes("older")] == [node.container_id]  # adopted, not replaced
