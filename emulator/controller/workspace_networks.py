@@ -13,6 +13,7 @@ host's network, forwards to them by address; the controller joins to probe them)
 workstations (their ports are published)."""
 
 import logging
+import threading
 from datetime import datetime, timedelta
 
 from emulator.domain import networks
@@ -33,24 +34,28 @@ class WorkspaceNetworks:
         self.made: set[str] = set()
         self.joined: set[tuple[str, str]] = set()  # (container id, network)
         self.checked: datetime | None = None
+        # Sandboxes start in worker threads: two makers of one network at once would make two (the engine allows it)
+        self.making = threading.Lock()
 
     def jobs(self, workspace_key: str) -> str:
         """The workspace's jobs network, made (with the api on it) if it was not."""
         name = self.settings.jobs_network(workspace_key)
-        if name not in self.made:
-            self.runtime.ensure_network(name, self._labels(networks.JOBS, workspace_key),
-                                        sealed=self.settings.jobs_outbound == "none")
-            self.made.add(name)
-            self._join([name], self._service("api"), self.settings.jobs_api_host)  # a job may start on it now
+        with self.making:
+            if name not in self.made:
+                self.runtime.ensure_network(name, self._labels(networks.JOBS, workspace_key),
+                                            sealed=self.settings.jobs_outbound == "none")
+                self.made.add(name)
+                self._join([name], self._service("api"), self.settings.jobs_api_host)  # a job may start on it now
         return name
 
     def scoring(self, workspace_key: str) -> str:
         """The workspace's scoring network, made (with the controller, which probes the model servers, on it)."""
         name = self.settings.scoring_network(workspace_key)
-        if name not in self.made:
-            self.runtime.ensure_network(name, self._labels(networks.SCORING, workspace_key))
-            self.made.add(name)
-            self._join([name], self._service("controller"))
+        with self.making:
+            if name not in self.made:
+                self.runtime.ensure_network(name, self._labels(networks.SCORING, workspace_key))
+                self.made.add(name)
+                self._join([name], self._service("controller"))
         return name
 
     def ready(self, spec: ContainerSpec, workspace_key: str) -> None:
@@ -73,7 +78,8 @@ class WorkspaceNetworks:
         have = self.runtime.networks({labels.STACK: self.settings.stack})  # listed before the workspaces are read:
         with self.store.reading() as repo:  # one made meanwhile, for a workspace made meanwhile, is not taken for gone
             live = {w.key for w in repo.all_workspaces()}
-        self.made &= set(have)  # one removed from outside is made again when next wanted
+        with self.making:
+            self.made &= set(have)  # one removed from outside is made again when next wanted
         apis, controllers = self._service("api"), self._service("controller")
         gone = {n for n, found in have.items() if found.get(labels.WORKSPACE_KEY, "") not in live | {""}}
         for name in gone:
@@ -118,5 +124,6 @@ class WorkspaceNetworks:
         except RuntimeUnavailable as exc:
             log.debug("network %s of a deleted workspace is still in use: %s", name, exc.message)
             return
-        self.made.discard(name)
+        with self.making:
+            self.made.discard(name)
         log.info("removed network %s of a deleted workspace", name)
