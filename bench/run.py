@@ -113,7 +113,7 @@ def own_stack(logs: Path):
         for container in runtime.client.containers.list(all=True, filters={"label": f"amlemu.bench={stack.label}"}):
             container.remove(force=True)
         stack.compose("down", "-v", capture=True)
-        runtime.remove_network(f"{stack.network}-jobs")
+        stack.remove_networks(runtime)
         shutil.rmtree(home, ignore_errors=True)
 
 

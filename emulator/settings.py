@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from emulator.domain import networks
 from emulator.domain.assets import images
 from emulator.domain.compute import vm_sizes
 
@@ -52,6 +53,12 @@ class Settings(BaseSettings):
     instance_image: str = images.INSTANCE_IMAGE  # compute instances: JupyterLab, a terminal, sshd
     instance_job_slots: int = Field(1, ge=1, le=8)  # jobs a compute instance runs at once (the rest queue)
     docker_network: str = "amlemu"
+    # What user code on a workspace's jobs network reaches beyond it (its peers, its nodes and the api as `api`).
+    # "none": nothing, the host's own ports included (the host has no address on a sealed bridge). "internet": the
+    # engine's usual outbound through the host, as Azure's jobs have by default; but that way every port the host
+    # listens on beyond loopback is open to the jobs too (the engine does not filter traffic to the host itself).
+    # Read when a workspace's network is made: `amlemu down` and `up` again to change an existing one.
+    jobs_outbound: Literal["none", "internet"] = "none"
     docker_socket: str = "/var/run/docker.sock"  # on the Docker host: nodes start job containers through it
     # The engine's data root on the Docker host (`docker info`: Docker Root Dir; unset, the controller asks the
     # engine). Nodes see it read-only, without the mounts under it, to measure what a job writes into its
@@ -139,14 +146,19 @@ class Settings(BaseSettings):
     def db_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'amlemu.db'}"
 
-    @property
-    def jobs_network(self) -> str:
-        return f"{self.docker_network}-jobs"
+    def jobs_network(self, workspace_key: str) -> str:
+        """The workspace's jobs network: its job containers, sandboxes, instances, its nodes and the api (as `api`)."""
+        return networks.network_name(self.docker_network, networks.JOBS, workspace_key)
+
+    def scoring_network(self, workspace_key: str) -> str:
+        """The workspace's model servers (the scoring router, on the host's network, reaches them by address)."""
+        return networks.network_name(self.docker_network, networks.SCORING, workspace_key)
 
     @property
-    def scoring_network(self) -> str:
-        """Model servers and the scoring router: no route to redis or the api."""
-        return f"{self.docker_network}-scoring"
+    def shared_jobs_network(self) -> str:
+        """The one jobs network of stacks before each workspace had its own: containers adopted from such a
+        stack are still on it until replaced; `amlemu down` removes it."""
+        return f"{self.docker_network}-jobs"
 
     @property
     def routes_changed(self) -> Path:

@@ -111,7 +111,7 @@ def down() -> None:
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
     stack.compose("--profile", "monitoring", "down")  # Prometheus too, if it was started
-    runtime.remove_network(f"{stack.network}-jobs")
+    stack.remove_networks(runtime)
     console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))
 
 

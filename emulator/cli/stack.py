@@ -14,6 +14,8 @@ import httpx
 
 from emulator import tokens
 from emulator.domain.ids import CLOUD_NAME
+from emulator.runtime import labels
+from emulator.runtime.base import Networks
 from emulator.settings import DEFAULT_SUBSCRIPTION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,6 +117,12 @@ class Stack:
 
     def identity_header(self) -> str:
         return tokens.identity_header((self.home / "token.key").read_bytes())
+
+    def remove_networks(self, runtime: Networks) -> None:
+        """The networks the stack's controller made (each workspace's jobs and scoring networks), and the one
+        jobs network of an older stack; once the containers on them are gone."""
+        for network in [*runtime.networks({labels.STACK: self.label}), f"{self.network}-jobs"]:
+            runtime.remove_network(network)
 
     def env_vars(self) -> dict[str, str]:
         return {"ARM_CLOUD_METADATA_URL": f"{self.url}/metadata/endpoints?api-version=2019-05-01",

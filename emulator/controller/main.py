@@ -17,7 +17,6 @@ import redis
 
 from emulator import in_job, pki, tokens
 from emulator.controller.effects import Actuator, Effects
-from emulator.controller.reconcilers.api_reach import ApiReach
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.controller.reconcilers.deleted_workspaces import Leftovers
 from emulator.controller.reconcilers.endpoints import EndpointReconciler
@@ -32,6 +31,7 @@ from emulator.controller.scheduling.preemption import Preemptions
 from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.controller.staging import Stager
 from emulator.controller.steps import Steps
+from emulator.controller.workspace_networks import WorkspaceNetworks
 from emulator.dispatch import protocol
 from emulator.dispatch.celery_app import make_celery
 from emulator.runtime import labels
@@ -76,16 +76,17 @@ class Controller:
         self.preemptions = Preemptions(settings, scheduler, entropy, lambda: str(uuid.UUID(int=entropy.getrandbits(128))))
         self.stager = Stager(runtime, broker, settings.data_dir, settings.host_dir)
         self.act = Actuator(runtime, broker, settings.stack, send=self._send, stage=self.stager.submit)
-        self.sandboxes = Sandboxes(settings, store, runtime, broker, clock)
+        self.networks = WorkspaceNetworks(settings, store, runtime)
+        self.sandboxes = Sandboxes(settings, store, runtime, broker, clock, self.networks)
         self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self.act,
-                                          self.preemptions, entropy)
-        self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self.act)
+                                          self.preemptions, self.networks, entropy)
+        self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self.act,
+                                            self.networks)
         self.endpoints = EndpointReconciler(settings, store, runtime, clock,
-                                            ServingImages(resolver).prepare, self.act)
+                                            ServingImages(resolver).prepare, self.act, networks=self.networks)
         self.steps = Steps()
         self.leftovers = Leftovers(settings, store)
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
-        self.api_reach = ApiReach(settings, runtime, runtime)
         self.schedules = ScheduleReconciler(settings, store, clock)
         self.meter = Meter(settings, store, clock, secret)
         self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
@@ -131,7 +132,7 @@ class Controller:
         steps.run("job containers", self.job_containers.tick, by_role["job"])
         steps.run("sandboxes", self.sandboxes.tick, by_role["sandbox"], by_role["job"])
         steps.run("endpoints", self.endpoints.tick, by_role["model-server"])
-        steps.run("api reach", self.api_reach.tick, self.clock())
+        steps.run("workspace networks", self.networks.tick, self.clock())
         steps.run("meter", self.meter.tick)
 
     def _jobs_tick(self) -> None:

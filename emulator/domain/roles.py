@@ -118,6 +118,20 @@ def operation(method: str, path: str) -> Operation | None:
     return Operation("/".join([namespace, *types, suffix]), "/" + "/".join(scope_parts))
 
 
+WORKSPACE_IN_PATH = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/"
+                               rf"{MLS}/workspaces/[^/]+", re.IGNORECASE)
+
+
+def data_plane_operation(method: str, path: str) -> Operation | None:
+    """A data-plane request in a workspace (run history, MLflow tracking, run artifacts): Azure's data actions on
+    the workspace's experiment runs, read for GET, write otherwise; None for a path naming no workspace."""
+    found = WORKSPACE_IN_PATH.search(path)
+    if found is None:
+        return None
+    verb = "read" if method.upper() in ("GET", "HEAD") else "write"
+    return Operation(f"{MLS}/workspaces/experiments/runs/{verb}", found.group(0))
+
+
 def scope_covers(granted: str, scope: str) -> bool:
     """An assignment at `granted` applies to `scope` and everything under it (ARM ids compare case-insensitively)."""
     granted, scope = granted.rstrip("/").lower(), scope.rstrip("/").lower()

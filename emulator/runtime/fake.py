@@ -72,7 +72,8 @@ class FakeRuntime:
                  images: Iterable[str] | None = None, wait_timeout: float = 10.0):
         self.clock, self.gpus, self.wait_timeout = clock, gpus, wait_timeout
         self.images = None if images is None else set(images)
-        self.networks: dict[str, dict[str, str]] = {}  # name -> labels
+        self.network_labels: dict[str, dict[str, str]] = {}  # name -> labels
+        self.sealed: set[str] = set()  # networks made sealed (the host has no address there)
         self.volume_labels: dict[str, dict[str, str]] = {}  # name -> labels
         self.calls: list[tuple] = []  # ("run", spec), ("signal", id, signal), ("remove", id)
         self._containers: dict[str, _Container] = {}  # by id, oldest first
@@ -143,7 +144,7 @@ class FakeRuntime:
             raise ValidationFailed(f"Image not found: {spec.image}. Build it with `make up`.", target="image")
         if any(c.spec.name == spec.name for c in self._containers.values()):
             raise RuntimeUnavailable(f'Docker engine error: The container name "/{spec.name}" is already in use')
-        known = {DEFAULT_NETWORK, *self.networks}  # the engine's own bridge is always there
+        known = {DEFAULT_NETWORK, *self.network_labels}  # the engine's own bridge is always there
         missing = [n for n in (spec.network, *spec.networks) if n and n not in known]
         if missing:
             raise RuntimeUnavailable(f"Docker engine error: network {missing[0]} not found")
@@ -258,9 +259,11 @@ class FakeRuntime:
 
     # --- networks and volumes -------------------------------------------------------------------------------
 
-    def ensure_network(self, name: str, labels: dict[str, str]) -> None:
+    def ensure_network(self, name: str, labels: dict[str, str], sealed: bool = False) -> None:
         with self._changed:
-            self.networks.setdefault(name, {MANAGED: "true", **labels})
+            if name not in self.network_labels and sealed:
+                self.sealed.add(name)
+            self.network_labels.setdefault(name, {MANAGED: "true", **labels})
 
     def remove_network(self, name: str) -> None:
         """Refused while a running container is on it, as by the engine; an unknown one is no error."""
@@ -268,18 +271,31 @@ class FakeRuntime:
             if any(name in c.ips for c in self._containers.values()):
                 raise RuntimeUnavailable(f"Docker engine error: error while removing network: network {name} has "
                                          f"active endpoints")
-            self.networks.pop(name, None)
+            self.network_labels.pop(name, None)
+            self.sealed.discard(name)
 
     def join_network(self, container_id: str, network: str, alias: str) -> None:
         with self._changed:
             container = self._get(container_id)
             if container is None or container.end is not None:
                 raise RuntimeUnavailable(f"Docker engine error: container {container_id} is not running")
-            if network not in {DEFAULT_NETWORK, *self.networks}:
+            if network not in {DEFAULT_NETWORK, *self.network_labels}:
                 raise RuntimeUnavailable(f"Docker engine error: network {network} not found")
             if network not in container.ips:
                 container.ips[network] = self._address(network)
                 container.aliases[network] = alias
+
+    def leave_network(self, container_id: str, network: str) -> None:
+        with self._changed:
+            container = self._get(container_id)
+            if container is not None:
+                container.ips.pop(network, None)
+                container.aliases.pop(network, None)
+
+    def networks(self, labels: dict[str, str]) -> dict[str, dict[str, str]]:
+        with self._changed:
+            wanted = {MANAGED: "true", **labels}
+            return {name: dict(have) for name, have in self.network_labels.items() if _matches(have, wanted)}
 
     def volumes(self, labels: dict[str, str]) -> "list[str]":
         with self._changed:

@@ -19,6 +19,8 @@ SANDBOX = "amlemu.sandbox"  # the sandbox whose network namespace a job containe
 ENDPOINT = "amlemu.endpoint"
 DEPLOYMENT = "amlemu.deployment"
 DEPLOYMENT_ID = "amlemu.deployment-id"
+NETWORK = "amlemu.network"  # on a workspace's network: its kind (domain/networks.py); on a sandbox: its network
+WORKSPACE_KEY = "amlemu.workspace-key"  # on a workspace's network: the workspace's key (a lower-cased ARM id)
 SERVICE = "amlemu.service"  # on the stack's own services that others must find (the api, which jobs reach)
 
 VOLUME_LABELS = (STACK, COMPUTE, COMPUTE_ID)  # what a named volume keeps of its first container's labels: its owner

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from starlette.types import Receive, Scope, Send
 
 from emulator import tokens
+from emulator.domain import roles
 from emulator.domain.serving import endpoints as rules
 from emulator.domain.serving import model_server
 from emulator.errors import Unauthorized
@@ -190,8 +191,9 @@ class Router:
             valid = tokens.endpoint_of(self.secret, credential) == route.key
         else:
             try:  # the token azure-ai-ml gets for an AADToken endpoint; a management token is refused
-                tokens.verify(self.secret, authorization, (tokens.SCORING_AUDIENCE,))
-                valid = True
+                claims = tokens.verify(self.secret, authorization, (tokens.SCORING_AUDIENCE,))
+                # a principal's token holding a role over one workspace (`amlemu token`) scores there only
+                valid = roles.scope_covers(str(claims.get(tokens.SCOPE_CLAIM) or "/"), route.key)
             except Unauthorized as refused:
                 raise Reply(401, f"The AADToken credential is not valid for endpoint '{route.name}': "
                                  f"{refused.message}") from None

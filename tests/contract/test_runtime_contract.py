@@ -12,7 +12,7 @@ import pytest
 from emulator.errors import RuntimeUnavailable, ValidationFailed
 from emulator.runtime.base import MANAGED, Exit
 from emulator.runtime.fake import FakeRuntime
-from emulator.runtime.labels import COMPUTE, NODE, ROLE, STACK
+from emulator.runtime.labels import COMPUTE, NETWORK, NODE, ROLE, STACK
 from tests.waiting import wait_until
 
 UNKNOWN = "0" * 64
@@ -234,3 +234,18 @@ def test_a_running_container_joins_another_network_once(runtime, network, probe,
     runtime.signal(obs.id, "SIGKILL")
     runtime.wait(obs.id)
     runtime.remove_network(second)
+
+
+def test_networks_are_listed_by_label_and_a_container_leaves_one(runtime, network, probe, stack):
+    first, second = network("list-a"), network("list-b")
+    runtime.ensure_network(f"amlemu-{stack}-list-c", {STACK: stack, NETWORK: "jobs"}, sealed=True)
+    assert set(runtime.networks({STACK: stack})) >= {first, second, f"amlemu-{stack}-list-c"}
+    assert runtime.networks({STACK: stack, NETWORK: "jobs"}) == {
+        f"amlemu-{stack}-list-c": {MANAGED: "true", STACK: stack, NETWORK: "jobs"}}
+    obs = probe(network=first)
+    runtime.join_network(obs.id, second, "api")
+    runtime.leave_network(obs.id, second)
+    runtime.leave_network(obs.id, second)  # again: no error
+    runtime.remove_network(second)  # nothing is on it any more, though the container still runs
+    runtime.remove_network(f"amlemu-{stack}-list-c")
+    assert second not in runtime.networks({STACK: stack}) and first in runtime.networks({STACK: stack})

@@ -50,4 +50,4 @@ def remove(stack: Stack) -> None:
     stack.compose("down", "-v", capture=True)
     for volume in runtime.volumes({"amlemu.stack": stack.label}):  # compute instances' homes
         runtime.remove_volume(volume)
-    runtime.remove_network(f"{stack.network}-jobs")
+    stack.remove_networks(runtime)

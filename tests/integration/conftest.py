@@ -19,6 +19,7 @@ if str(ROOT) not in sys.path:
 # Ryuk (the testcontainers reaper) cannot be pulled here; the fixtures clean up after themselves.
 os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"
 
+import re  # noqa: E402
 import uuid  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
@@ -97,11 +98,12 @@ def _remove_network(network) -> None:
 
 
 def _sweep_stale_networks(docker_client: docker.DockerClient) -> None:
-    """Networks an interrupted session left: a jobs or scoring network whose session network is gone."""
+    """Networks an interrupted session left: a (workspace's) jobs or scoring network whose session network is
+    gone ("amlemu-it-<session>-jobs-<workspace tag>")."""
     names = {n.name for n in docker_client.networks.list(filters={"name": "amlemu-it-"})}
     for name in names:
-        base, _, role = name.rpartition("-")
-        if role in ("jobs", "scoring") and base not in names:
+        base = re.sub(r"-(jobs|scoring)(-[0-9a-f]+)?$", "", name)
+        if base != name and base not in names:
             _remove_network(docker_client.networks.get(name))
 
 

@@ -17,6 +17,7 @@ from emulator.api.arm import computes as arm
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.dispatch.celery_app import cluster_queue, make_celery, ready_key
 from emulator.domain.compute.cluster import NodeState
+from emulator.domain.ids import WorkspaceRef
 from emulator.runtime.base import MANAGED, ContainerSpec, Observed
 from emulator.runtime.docker import DockerRuntime
 from emulator.services import computes, workspaces
@@ -186,8 +187,11 @@ def test_min_nodes_become_idle_node_containers(aml, reconciler, settings, docker
         host = info["HostConfig"]
         assert host["NanoCpus"] == NODE_NANO_CPUS and host["Memory"] == NODE_MEMORY
         assert host["Init"] is True and host["Privileged"] is False
-        # The stack's network (redis), and the jobs network where its jobs reach its Scheduled Events.
-        assert sorted(info["NetworkSettings"]["Networks"]) == sorted([settings.docker_network, settings.jobs_network])
+        # The stack's network (redis), and its workspace's jobs network, where its jobs reach its Scheduled Events.
+        jobs_network = settings.jobs_network(WorkspaceRef.from_key(key).key)
+        assert sorted(info["NetworkSettings"]["Networks"]) == sorted([settings.docker_network, jobs_network])
+        assert docker_client.networks.get(jobs_network).attrs["Labels"]["amlemu.workspace-key"] \
+            == WorkspaceRef.from_key(key).key
         env = dict(item.split("=", 1) for item in info["Config"]["Env"])
         assert env["AMLEMU_NODE_ID"] == node.node_id
         assert env["AMLEMU_QUEUE"] == cluster_queue(key)

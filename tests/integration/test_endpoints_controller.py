@@ -37,10 +37,10 @@ FAST_PROBE = {"initialDelay": "PT0S", "period": "PT0.5S", "timeout": "PT2S", "su
 
 @pytest.fixture
 def scoring_network(lab, runtime):
-    yield lab.settings.scoring_network
+    yield lab.settings.scoring_network(lab.ref.key)
     for container in runtime.list({"amlemu.stack": lab.settings.stack}):
         runtime.remove(container.id)
-    runtime.remove_network(lab.settings.scoring_network)
+    runtime.remove_network(lab.settings.scoring_network(lab.ref.key))
 
 
 def model(lab, name: str = "m") -> str:

@@ -5,6 +5,7 @@ Probe containers come from the local Redis image, whose entrypoint is plain (the
 label, which the `stack` fixture sweeps afterwards.
 """
 
+import socket
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -241,3 +242,47 @@ def test_published_ports_are_on_loopback_on_the_wanted_host_port_or_one_the_engi
     runtime.remove(first.id)
     wanted = probe(network=docker_network, ports={6379: host_port})  # free again: the same port as before
     assert wanted.ports[6379] == host_port
+
+
+# Connects to each host:port given, with a short timeout, and prints whether it opened.
+CONNECT = ("import socket, sys\n"
+           "for target in sys.argv[1:]:\n"
+           "    host, port = target.rsplit(':', 1)\n"
+           "    try:\n"
+           "        socket.create_connection((host, int(port)), timeout=2).close()\n"
+           "        print(target, 'open')\n"
+           "    except OSError as exc:\n"
+           "        print(target, 'closed', exc)\n")
+
+
+def _connects(probe, runtime: DockerRuntime, network: str, targets: list[str]) -> dict[str, bool]:
+    checker = probe(["python3", "-c", CONNECT, *targets], network=network)
+    runtime.wait(checker.id)
+    lines = [line.split() for line in runtime.logs(checker.id).splitlines() if line.strip()]
+    return {words[0]: words[1] == "open" for words in lines}
+
+
+def test_a_sealed_network_reaches_its_peers_but_not_the_hosts_ports(probe, runtime, docker_client, docker_network,
+                                                                     stack):
+    """The host listens on all its addresses. From a plain bridge (an `internal` one too) its gateway leads to
+    every one of them; a sealed bridge has no address of the host's: its containers reach each other only."""
+    listener = socket.create_server(("0.0.0.0", 0))
+    port = listener.getsockname()[1]
+    sealed = f"amlemu-{stack}-sealed"
+    runtime.ensure_network(sealed, {"amlemu.stack": stack}, sealed=True)
+    try:
+        gateway = docker_client.networks.get(docker_network).attrs["IPAM"]["Config"][0]["Gateway"]
+        own_gateway = docker_client.networks.get(sealed).attrs["IPAM"]["Config"][0]["Gateway"]
+        peer = probe(["python3", "-m", "http.server", "8000"], network=sealed)
+        wait_until(lambda: runtime.exec(peer.id, ["python3", "-c", CONNECT, "127.0.0.1:8000"])[1].split()[1:2]
+                   == ["open"], timeout=30, message="the peer's server never listened")
+        host_ports = [f"{gateway}:{port}", f"{own_gateway}:{port}"]
+        assert _connects(probe, runtime, docker_network, host_ports[:1]) == {host_ports[0]: True}  # what is shut
+        assert _connects(probe, runtime, sealed, [*host_ports, f"{peer.name}:8000"]) \
+            == {host_ports[0]: False, host_ports[1]: False, f"{peer.name}:8000": True}
+    finally:
+        listener.close()
+        for container in runtime.list({"amlemu.stack": stack}):
+            runtime.remove(container.id)
+        runtime.remove_network(sealed)
+

@@ -31,7 +31,7 @@ def scoring_network(lab, runtime):
     yield
     for container in runtime.list({"amlemu.stack": lab.settings.stack}):
         runtime.remove(container.id)
-    runtime.remove_network(lab.settings.scoring_network)
+    runtime.remove_network(lab.settings.scoring_network(lab.ref.key))
 
 
 def set_traffic(lab, traffic: dict, mirror: dict | None = None) -> None:

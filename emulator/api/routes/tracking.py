@@ -6,7 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from emulator.api.deps import WS_PATH, Ctx, Ws
+from emulator.api.deps import WS_PATH, Ctx, Ws, authorized
 
 router = APIRouter()
 
@@ -16,7 +16,8 @@ router = APIRouter()
 async def mlflow(ctx: Ctx, ws: Ws, request: Request, version: str, api_path: str,
                  authorization: Annotated[str | None, Header()] = None) -> Response:
     tracking = ctx.services.tracking
-    tracking.authorize(ws, authorization)
+    if tracking.authorize(ws, authorization) is None:  # not a job of the workspace: what the token's role allows
+        authorized(ctx, request, authorization)
     body = await request.body()
     answer = await run_in_threadpool(tracking.call, ws, request.method, f"/api/{api_path}",
                               list(request.query_params.multi_items()), body, request.url.netloc)

@@ -19,10 +19,12 @@ from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.controller.specs.nodes import new_node_id, node_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
+from emulator.controller.workspace_networks import WorkspaceNetworks
 from emulator.dispatch.celery_app import ready_key
 from emulator.domain import events as kinds
 from emulator.domain.compute import cluster
 from emulator.domain.compute.cluster import NodeState
+from emulator.domain.ids import WorkspaceRef
 from emulator.runtime import labels
 from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import capacity, computes, events, operations, quotas
@@ -39,15 +41,15 @@ class ClusterReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
                  clock: Callable[[], datetime], scheduler: JobScheduler | None = None,
                  act: Actuator | None = None, preemptions: Preemptions | None = None,
-                 entropy: random.Random | None = None):
+                 networks: WorkspaceNetworks | None = None, entropy: random.Random | None = None):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         # Jobs: who gets the idle nodes, and how many nodes queued work wants; `act` carries out what was decided.
         self.scheduler = scheduler
         self.act = act or Actuator(runtime, broker, settings.stack)
         self.preemptions = preemptions
         self.entropy = entropy or random.Random()  # the seed of a capacity schedule set without one
-        # Nodes join the jobs network, where their jobs (and only those) reach them.
-        runtime.ensure_network(settings.jobs_network, {labels.STACK: settings.stack})
+        # Nodes join their workspace's jobs network, where their jobs (and only those) reach them.
+        self.networks = networks or WorkspaceNetworks(settings, store, runtime)
         # On the first pass after a start, a node whose container is absent altogether was taken down with
         # the stack (`amlemu down`), not lost: it is forgotten rather than shown unusable.
         self.first_pass = True
@@ -97,6 +99,10 @@ class ClusterReconciler:
         self._apply(effects)
         if deleting:  # the operation completes only once the containers are gone
             self._finish_delete(key)
+        else:  # a node of an older stack, on the shared jobs network only, joins its workspace's
+            for node_id in live:
+                if (container := observed.get(node_id)) is not None and container.running:
+                    self.networks.attach(container, self.settings.jobs_network(WorkspaceRef.from_key(key).key))
         return live
 
     def _observe(self, repo, compute: Compute, node: Node, container: Observed | None, now: datetime,
@@ -211,6 +217,7 @@ class ClusterReconciler:
     def _start(self, node_id: str, spec: ContainerSpec) -> None:
         key, what = spec.labels[labels.COMPUTE_ID], f"node {node_id} of {spec.labels[labels.COMPUTE]}"
         try:
+            self.networks.jobs(WorkspaceRef.from_key(key).key)
             container, error = self.runtime.run(spec), None
             self.failures.started(key, what)
         except Exception as exc:  # the node becomes unusable and says why; the cluster retries with backoff

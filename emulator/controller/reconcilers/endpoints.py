@@ -26,6 +26,7 @@ from emulator.controller.reconcilers.model_server_probes import ModelServerProbe
 from emulator.controller.specs.model_servers import logs_dir, model_server_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
+from emulator.controller.workspace_networks import WorkspaceNetworks
 from emulator.dispatch import job_container
 from emulator.domain import events as kinds
 from emulator.domain.ids import WorkspaceRef
@@ -49,13 +50,13 @@ BUSY = ("Creating", "Updating", "Scaling")
 class EndpointReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, clock: Callable[[], datetime],
                  prepare: Callable[[dict, Callable[[str], None]], Prepared], act: Actuator,
-                 http: httpx.Client | None = None):
+                 http: httpx.Client | None = None, networks: WorkspaceNetworks | None = None):
         """`http`: how the model servers' probes reach them (ModelServerProbes)."""
         self.settings, self.store, self.runtime, self.clock, self.prepare = settings, store, runtime, clock, prepare
         self.act = act
         self.builds: dict[tuple[str, int], Future] = {}
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serving-image")
-        self._network_ready = False
+        self.networks = networks or WorkspaceNetworks(settings, store, runtime)
         self.failures = StartFailures()
         self.secret = tokens.load_secret(settings.data_dir / "token.key")  # model servers' keys derive from it
         self.probes = ModelServerProbes(store, runtime, clock, self.secret, http)
@@ -71,9 +72,6 @@ class EndpointReconciler:
             deployed = repo.online_deployments()
             keys = [d.key for d in deployed]
             self._finish_endpoints(repo, {d.endpoint_key for d in deployed})
-        if keys and not self._network_ready:
-            self.runtime.ensure_network(self.settings.scoring_network, {labels.STACK: self.settings.stack})
-            self._network_ready = True
         reconcile_owned(keys, containers, labels.DEPLOYMENT_ID, self.reconcile, self.runtime, "model server", self.steps)
         seen = {c.name for c in containers}
         self.probes.forget_all_but(seen)
@@ -260,6 +258,7 @@ class EndpointReconciler:
             key, deployment = spec.labels[labels.DEPLOYMENT_ID], spec.labels[labels.DEPLOYMENT]
             what = f"a model server of deployment {deployment}"
             try:
+                self.networks.scoring(WorkspaceRef.from_key(key).key)
                 self.runtime.run(spec)
                 if self.failures.started(key, what):
                     self._start_failed(key, None)

@@ -23,11 +23,13 @@ from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.controller.specs.instances import agent_spec, home_volume, workstation_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
+from emulator.controller.workspace_networks import WorkspaceNetworks
 from emulator.dispatch.celery_app import ready_key
 from emulator.domain import calendar
 from emulator.domain.compute import instance, schedules
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.compute.instance import InstanceState, Trigger
+from emulator.domain.ids import WorkspaceRef
 from emulator.runtime import labels
 from emulator.runtime.base import Observed, Runtime
 from emulator.services import instances, operations
@@ -47,12 +49,11 @@ LIVE = ("Queued", "Running", "Finalizing", "CancelRequested")  # a job's statuse
 
 class InstanceReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
-                 clock: Callable[[], datetime], scheduler: JobScheduler, act: Actuator):
+                 clock: Callable[[], datetime], scheduler: JobScheduler, act: Actuator,
+                 networks: WorkspaceNetworks | None = None):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         self.scheduler, self.act = scheduler, act
-        # An instance's agent runs its jobs on the jobs network, as a cluster's nodes do: it must not depend on
-        # the cluster reconciler having made it first.
-        runtime.ensure_network(settings.jobs_network, {labels.STACK: settings.stack})
+        self.networks = networks or WorkspaceNetworks(settings, store, runtime)  # it is on its workspace's
         self.probed: dict[str, datetime] = {}  # compute key -> last activity probe
         self.failures = StartFailures()
         self.steps = Steps()  # each record's reconcile on its own
@@ -224,6 +225,7 @@ class InstanceReconciler:
         for spec in effects.start:
             what = f"container {spec.labels[labels.ROLE]} of compute instance {spec.labels[labels.COMPUTE]}"
             try:
+                self.networks.ready(spec, WorkspaceRef.from_key(key).key)
                 started.append(self.runtime.run(spec))
             except Exception as exc:  # noqa: BLE001 (the instance says why; tried again with backoff)
                 reason = getattr(exc, "message", str(exc)).replace(spec.name, "<container>")

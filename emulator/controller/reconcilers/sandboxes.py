@@ -16,11 +16,12 @@ import redis
 
 from emulator.controller.specs.sandboxes import pool_of, sandbox_spec
 from emulator.controller.start_failures import StartFailures
+from emulator.controller.workspace_networks import WorkspaceNetworks
 from emulator.dispatch import protocol
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.jobs import scheduling
 from emulator.runtime import labels
-from emulator.runtime.base import Containers, Observed
+from emulator.runtime.base import Observed, Runtime
 from emulator.settings import Settings
 from emulator.store.db import Store
 
@@ -32,9 +33,11 @@ UP = (NodeState.IDLE, NodeState.RUNNING)
 
 
 class Sandboxes:
-    def __init__(self, settings: Settings, store: Store, runtime: Containers, broker: redis.Redis,
-                 clock: Callable[[], datetime]):
+    def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
+                 clock: Callable[[], datetime], networks: WorkspaceNetworks | None = None):
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
+        self.networks = networks or WorkspaceNetworks(settings, store, runtime)
+        self.workspace_of: dict[str, str] = {}  # pool -> its cluster's workspace key
         self.failures = StartFailures()  # per pool: a sandbox that would not start is tried again with backoff
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox")
         self.starting: dict[str, dict[str, Future]] = defaultdict(dict)  # pool → name → its start
@@ -43,9 +46,11 @@ class Sandboxes:
     def tick(self, sandboxes: list[Observed], jobs: list[Observed]) -> None:
         """`sandboxes`, `jobs`: the stack's sandbox and job containers, as just listed."""
         with self.store.transaction() as repo:
-            wanted = {pool_of(self.settings, c.key):
-                      PER_NODE * sum(NodeState(n.state) in UP for n in repo.nodes(c.key)) for c in repo.computes()
-                      if c.compute_type == "AmlCompute" and c.provisioning_state != "Deleting"}
+            clusters = [c for c in repo.computes()
+                        if c.compute_type == "AmlCompute" and c.provisioning_state != "Deleting"]
+            wanted = {pool_of(self.settings, c.key): PER_NODE * sum(NodeState(n.state) in UP for n in repo.nodes(c.key))
+                      for c in clusters}
+            self.workspace_of.update({pool_of(self.settings, c.key): c.workspace_key for c in clusters})
         used = {j.labels.get(labels.SANDBOX) for j in jobs}
         self.removing = {name: f for name, f in self.removing.items() if not f.done()}
         pools: dict[str, list[Observed]] = defaultdict(list)
@@ -56,6 +61,11 @@ class Sandboxes:
 
     def _keep(self, pool: str, have: list[Observed], wanted: int, used: set[str | None]) -> None:
         self.starting[pool] = {name: f for name, f in self.starting[pool].items() if not f.done()}
+        network = self.settings.jobs_network(self.workspace_of[pool]) if pool in self.workspace_of else None
+        # One on another network (the shared jobs network of an older stack) goes once free, and is not counted.
+        for stale in (s for s in have if s.labels.get(labels.NETWORK) != network):
+            self._retire(pool, stale, used)
+        have = [s for s in have if s.labels.get(labels.NETWORK) == network]
         alive = [s for s in have if s.running]
         # One being started is listed as created, not running, for a moment: it is neither dead nor a reason
         # to start another (taken for dead, or counted twice, sandboxes were removed and restarted all the
@@ -78,16 +88,23 @@ class Sandboxes:
                 surplus -= 1
         for _ in range(max(0, -surplus) if self.failures.due(pool, self.clock()) else 0):
             name = f"amlemu-{self.settings.stack}-sandbox-{secrets.token_hex(6)}"
-            self.starting[pool][name] = self.workers.submit(self._start, pool, name)
+            self.starting[pool][name] = self.workers.submit(self._start, pool, name, self.workspace_of[pool])
         if not self.starting[pool]:
             del self.starting[pool]
+
+    def _retire(self, pool: str, sandbox: Observed, used: set[str | None]) -> None:
+        """Out of the pool, and removed once no job is in it (a job that took it just now finds it gone and makes a
+        namespace of its own: dispatch/job_container.stage)."""
+        if sandbox.name not in used:
+            protocol.withdraw_sandbox(self.broker, pool, sandbox.name)
+            self._remove(sandbox.name)
 
     def _remove(self, name: str) -> None:
         self.removing[name] = self.workers.submit(self.runtime.remove, name)
 
-    def _start(self, pool: str, name: str) -> None:
+    def _start(self, pool: str, name: str, workspace_key: str) -> None:
         try:
-            self.runtime.run(sandbox_spec(self.settings, pool, name))
+            self.runtime.run(sandbox_spec(self.settings, pool, name, self.networks.jobs(workspace_key)))
         except Exception as exc:  # jobs use namespaces of their own meanwhile; tried again with backoff
             reason = getattr(exc, "message", str(exc)).replace(name, "<sandbox>")
             self.failures.failed(pool, f"a network sandbox of {pool}", reason, self.clock())

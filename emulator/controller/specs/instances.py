@@ -31,7 +31,10 @@ def workstation_spec(settings: Settings, row: Compute) -> ContainerSpec:
     return ContainerSpec(
         name=f"amlemu-{settings.stack}-instance-{row.name}-{row.instance['generation']}",
         image=settings.instance_image, command=[], labels=instance_labels(settings, row, "instance"), env=env,
-        cpus=cpus, memory_bytes=memory, network="bridge", volumes={home_volume(settings, row): HOME},
+        # On its workspace's scoring network, which the host reaches (its published ports), and nothing of another
+        # workspace does: the jobs network may be sealed (settings.jobs_outbound), where its agent and jobs are.
+        cpus=cpus, memory_bytes=memory, network=settings.scoring_network(row.workspace_key),
+        volumes={home_volume(settings, row): HOME},
         ports=_ports(row), drop_capabilities=True)
 
 

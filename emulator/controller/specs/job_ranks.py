@@ -84,7 +84,7 @@ def rank_workdir(tag: str, attempt: int, rank: int) -> str:
 
 
 def container_name(stack: str, job_key: str, attempt: int, rank: int) -> str:
-    """Unique per stack; ranks find rank 0 by this name on the jobs network."""
+    """Unique per stack; ranks find rank 0 by this name on their workspace's jobs network."""
     return f"amlemu-{stack}-job-{job_tag(job_key)}-{attempt}-{rank}"
 
 
@@ -101,7 +101,7 @@ def gpu_plan(size: vm_sizes.VmSize, settings: Settings, host_has_gpus: bool) -> 
 
 def tracking_env(ref: WorkspaceRef, job_name: str, experiment: str, settings: Settings, token: str) -> dict[str, str]:
     """What Azure ML sets for MLflow in a job (the azureml-mlflow plugin reads them): the job is its run. The api is
-    `api` on the jobs network, under the emulator's CA, which the bundle carries beside the public roots."""
+    `api` on the workspace's jobs network, under the emulator's CA, which the bundle carries beside the public roots."""
     if not token:
         return {}
     host = f"{settings.jobs_api_host}:{settings.listen_port}"
@@ -155,7 +155,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
             labels={labels.STACK: settings.stack, labels.ROLE: "job", labels.JOB: job_tag(job_key),
                     labels.JOB_NAME: job_name[:200], labels.ATTEMPT: str(attempt), labels.RANK: str(rank)},
             container_name=container_name(settings.stack, job_key, attempt, rank), cpus=cpus, memory_bytes=memory,
-            gpus=gpus, network=settings.jobs_network, user=settings.job_user,
+            gpus=gpus, network=settings.jobs_network(ref.key), user=settings.job_user,
             workdir=workdir, downloads=downloads,
             code_dir=code_dir, log_file=f"{job_dir}/{artifacts.log_name(rank, world)}",
             notes=[*notes, *([gpu_note] if gpu_note else [])],

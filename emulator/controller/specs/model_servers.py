@@ -27,7 +27,7 @@ def logs_dir(settings: Settings, endpoint: str, deployment: str, make: bool = Tr
 def model_server_spec(settings: Settings, secret: bytes, row: OnlineDeployment, endpoint: str, ref: WorkspaceRef,
                       found: endpoints.Assets) -> ContainerSpec:
     """One instance of the deployment: the inference server on its environment's image, its code and model mounted
-    read-only, reachable only on the scoring network and only with its key."""
+    read-only, reachable only on its workspace's scoring network and only with its key."""
     props = row.body["properties"]
     size = vm_sizes.find(props["instanceType"])
     cpus, memory = vm_sizes.scaled_limits(size, settings.resource_scale)
@@ -52,7 +52,7 @@ def model_server_spec(settings: Settings, secret: bytes, row: OnlineDeployment, 
         labels={labels.STACK: settings.stack, labels.ROLE: ROLE, labels.ENDPOINT: endpoint,
                 labels.DEPLOYMENT: row.name, labels.DEPLOYMENT_ID: row.key,
                 labels.WORKSPACE: ref.name, labels.GENERATION: str(row.generation)},
-        env=env, cpus=cpus, memory_bytes=memory, network=settings.scoring_network,
+        env=env, cpus=cpus, memory_bytes=memory, network=settings.scoring_network(ref.key),
         mounts={str(host / code): app_root, str(host / model): model_target, str(host / logs): "/var/azureml-logs"},
         read_only=(app_root, model_target), user=settings.job_user, working_dir=app_root,
         drop_capabilities=True, pids_limit=settings.job_pids_limit)

@@ -36,8 +36,10 @@ def node_spec(settings: Settings, compute: Compute, spec: cluster.ClusterSpec, n
              "AMLEMU_DATA_DIR": NODE_DATA_DIR, "AMLEMU_HOST_DATA_DIR": str(settings.host_dir),
              "AMLEMU_STACK": settings.stack, "AMLEMU_IMDS_ENDPOINT": protocol.imds_endpoint(name),
              **({"AMLEMU_DOCKER_ROOT": str(settings.docker_root)} if settings.docker_root else {})},
-        # On the jobs network too, where its jobs reach its Scheduled Events (and nothing else of it listens).
-        cpus=cpus, memory_bytes=memory, network=settings.docker_network, networks=(settings.jobs_network,),
+        # On its workspace's jobs network too, where its jobs reach its Scheduled Events (and nothing else of it
+        # listens); the jobs of other workspaces are on networks of their own.
+        cpus=cpus, memory_bytes=memory, network=settings.docker_network,
+        networks=(settings.jobs_network(compute.workspace_key),),
         # The node is the emulator's own code: it starts its jobs' containers through the engine and lays
         # out their directories. Job containers get neither the socket nor the whole data directory.
         mounts={settings.docker_socket: "/var/run/docker.sock", str(settings.host_dir): NODE_DATA_DIR,

@@ -1,5 +1,5 @@
-"""A network sandbox: a container that only holds a network namespace on the jobs network, which a one-node job's
-container joins (`network_of`) instead of waiting for one of its own to be made."""
+"""A network sandbox: a container that only holds a network namespace on its workspace's jobs network (a pool is
+a cluster's, so a workspace's), which a one-node job's container joins (`network_of`) instead of waiting for one of its own to be made."""
 
 from emulator.dispatch.celery_app import cluster_queue
 from emulator.runtime import labels
@@ -14,8 +14,8 @@ def pool_of(settings: Settings, compute_key: str) -> str:
     return f"{settings.stack}.{cluster_queue(compute_key)}"
 
 
-def sandbox_spec(settings: Settings, pool: str, name: str) -> ContainerSpec:
+def sandbox_spec(settings: Settings, pool: str, name: str, network: str) -> ContainerSpec:
     return ContainerSpec(
         name=name, image=settings.node_image, command=["infinity"], entrypoint=["sleep"],
-        labels={labels.STACK: settings.stack, labels.ROLE: "sandbox", labels.POOL: pool},
-        memory_bytes=MEMORY_BYTES, network=settings.jobs_network, user=settings.job_user)
+        labels={labels.STACK: settings.stack, labels.ROLE: "sandbox", labels.POOL: pool, labels.NETWORK: network},
+        memory_bytes=MEMORY_BYTES, network=network, user=settings.job_user)

@@ -17,13 +17,15 @@ ORIGIN = "ExperimentRun"
 
 
 class RunArtifacts(Service):
-    def authorize(self, ref: WorkspaceRef, run: str, authorization: str | None, writing: bool) -> None:
-        """A job's run token reads its workspace's runs and writes its own run's artifacts only."""
+    def authorize(self, ref: WorkspaceRef, run: str, authorization: str | None, writing: bool) -> dict | None:
+        """A job's run token reads its workspace's runs and writes its own run's artifacts only (its claims); None
+        for a management token, whose role the caller checks."""
         claims = tokens.workspace_caller(self.secret, authorization, ref.key,
                                          tokens.management_audiences(self.settings.own_urls))
         if claims is not None and writing and claims.get("run") != run:
             raise Forbidden(f"A job's token writes its own run's artifacts only, not run '{run}'.",
                             code="AuthorizationFailed", target="runId")
+        return claims
 
     def upload_urls(self, ref: WorkspaceRef, run: str, paths: list[str], base_url: str) -> dict:
         self._workspace(ref)

@@ -30,9 +30,10 @@ class Tracking(Service):
         super().__init__(settings, store, secret, clock)
         self.server = server
 
-    def authorize(self, ref: WorkspaceRef, authorization: str | None) -> None:
-        """A job's run token opens its own workspace's tracking; anything else needs a management token."""
-        tokens.workspace_caller(self.secret, authorization, ref.key, tokens.management_audiences(self.settings.own_urls))
+    def authorize(self, ref: WorkspaceRef, authorization: str | None) -> dict | None:
+        """A job's run token opens its own workspace's tracking (its claims); anything else needs a management
+        token (None: the caller checks its role)."""
+        return tokens.workspace_caller(self.secret, authorization, ref.key, tokens.management_audiences(self.settings.own_urls))
 
     def call(self, ref: WorkspaceRef, method: str, path: str, params: list[tuple[str, str]], body: bytes,
              host: str) -> Answer:

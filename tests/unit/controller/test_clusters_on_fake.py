@@ -14,6 +14,7 @@ from emulator.runtime.base import MANAGED, ContainerSpec
 from emulator.runtime.labels import COMPUTE, COMPUTE_ID, NODE, PRIORITY, ROLE, STACK, VM_SIZE, WORKSPACE
 from emulator.services import assets, computes, jobs
 from emulator.services.environments import Prepared
+from emulator.services.workspaces import default_ref
 
 GIB = 1024 ** 3
 
@@ -62,7 +63,7 @@ def test_min_nodes_start_node_containers_idle_once_ready_and_provisioned(azure, 
             WORKSPACE: settings.workspace, PRIORITY: "Dedicated", VM_SIZE: "Standard_DS3_v2"}.items() \
         <= container.labels.items()
     assert (spec.cpus, spec.memory_bytes) == (1.0, int(3.5 * GIB))  # DS3_v2 (4 vCPUs, 14 GiB) at resource scale 0.25
-    assert (spec.network, spec.networks) == (settings.docker_network, (settings.jobs_network,))
+    assert (spec.network, spec.networks) == (settings.docker_network, (settings.jobs_network(default_ref(settings).key),))
     assert spec.env["AMLEMU_NODE_ID"] == node.node_id and spec.env["AMLEMU_QUEUE"] == cluster_queue(key)
     view = azure.view("min-one")
     assert (view["allocationState"], view["targetNodeCount"]) == ("Resizing", 1)
@@ -240,3 +241,20 @@ def test_a_restarted_controller_adopts_running_nodes_and_forgets_one_gone_with_t
     assert nodes[kept.node_id].state == NodeState.IDLE  # adopted as it was, not restarted
     assert len(azure.runs("node")) == 3  # the two first ones and a replacement for the forgotten node
     assert azure.view("survivor")["nodeStateCounts"]["unusableNodeCount"] == 0
+
+
+def test_a_node_of_an_older_stack_on_the_shared_jobs_network_joins_its_workspaces(
+        azure, clusters, broker, fake, settings, store, clock, scheduler):
+    (node,) = bring_up(azure, clusters, broker, "older", 1)
+    own = settings.jobs_network(azure.ref.key)
+    fake.ensure_network(settings.shared_jobs_network, {STACK: settings.stack})
+    fake.join_network(node.container_id, settings.shared_jobs_network, "old")
+    fake.leave_network(node.container_id, own)  # as an older stack started it: on the one shared network only
+
+    restarted = ClusterReconciler(settings, store, fake, broker, clock, scheduler, Actuator(fake, broker, "unit"))
+    restarted.tick()
+
+    container = fake._get(node.container_id)
+    assert container.aliases[own] == container.spec.name  # its jobs there reach its Scheduled Events by its name
+    assert settings.shared_jobs_network in container.ips  # and those still on the old one too, until they end
+    assert [n.container_id for n in azure.nodes("older")] == [node.container_id]  # adopted, not replaced

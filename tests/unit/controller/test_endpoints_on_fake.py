@@ -13,6 +13,7 @@ from emulator.errors import RuntimeUnavailable
 from emulator.runtime.labels import DEPLOYMENT, DEPLOYMENT_ID, ENDPOINT, GENERATION, ROLE, STACK
 from emulator.services import assets, endpoints, events
 from emulator.services.environments import Prepared
+from emulator.services.workspaces import default_ref
 
 IMAGE = "amlemu/serve:unit"
 EP = "ep-unit"
@@ -95,7 +96,8 @@ def test_a_deployment_starts_its_model_servers_succeeds_once_they_answer_and_goe
         assert {STACK: "unit", ENDPOINT: EP, DEPLOYMENT: "blue", DEPLOYMENT_ID: key, GENERATION: "1"}.items() \
             <= container.labels.items()
     spec = azure.runs("model-server")[0]
-    assert (spec.image, spec.network, spec.cpus, spec.user) == (IMAGE, settings.scoring_network, 0.5, "1000:1000")
+    assert (spec.image, spec.network, spec.cpus, spec.user) == (IMAGE, settings.scoring_network(default_ref(settings).key),
+                                                                0.5, "1000:1000")
     assert len(spec.read_only) == 2 and set(spec.read_only) <= set(spec.mounts.values())
     assert spec.drop_capabilities and not any("docker.sock" in source for source in spec.mounts)
 

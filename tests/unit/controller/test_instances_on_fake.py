@@ -22,8 +22,6 @@ IDLE = '{"kernels": 0, "busy_kernels": 0, "terminals": 0, "ssh_sessions": 0, "la
 
 @pytest.fixture
 def reconciler(settings, store, fake, broker, clock, scheduler, act) -> InstanceReconciler:
-    # The agent joins the jobs network, which only ClusterReconciler makes (the controller builds it first).
-    fake.ensure_network(settings.jobs_network, {STACK: settings.stack})
     return InstanceReconciler(settings, store, fake, broker, clock, scheduler, act)
 
 

@@ -45,7 +45,7 @@ def test_one_rank_with_inputs_outputs_limits_and_its_log():
     assert rank.log_file.endswith("ExperimentRun/dcid.job-1/user_logs/std_log.txt")
     assert (rank.cpus, rank.memory_bytes) == (1.0, int(3.5 * 2 ** 30))  # DS3_v2 (4, 14 GiB) × 0.25
     assert rank.env["A"] == "1" and rank.env["AZURE_ML_INPUT_n"] == "7" and rank.env["AZUREML_RUN_ID"] == "job-1"
-    assert "MASTER_ADDR" not in rank.env and rank.user == "1000:1000" and rank.network == "amlemu-jobs"
+    assert "MASTER_ADDR" not in rank.env and rank.user == "1000:1000" and rank.network == Settings().jobs_network(REF.key)
     assert rank.labels["amlemu.attempt"] == "2" and rank.notes == ["n1"]
 
 

@@ -109,3 +109,16 @@ def test_the_message_is_azures_authorization_failed():
 
 def test_readme_table_is_the_generated_one():
     assert roles.markdown_table() in README.read_text(), "regenerate with `amlemu roles --markdown`"
+
+
+def test_a_data_plane_request_acts_on_its_workspaces_experiment_runs():
+    ws = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/w"
+    read = roles.data_plane_operation("GET", f"/mlflow/v2.0{ws}/api/2.0/mlflow/runs/get")
+    write = roles.data_plane_operation("POST", f"/history/v1.0{ws}/experiments/e/runs/r/artifacts/batch/metadata")
+    assert read == Operation(f"{MLS}/workspaces/experiments/runs/read", ws)
+    assert write == Operation(f"{MLS}/workspaces/experiments/runs/write", ws)
+    assert roles.data_plane_operation("GET", "/discovery") is None
+    assert roles.permits("Reader", ws, read) and not roles.permits("Reader", ws, write)
+    assert roles.permits("AzureML Data Scientist", ws, write)
+    assert not roles.permits("Owner", ws + "-other", read)
+    assert not roles.permits("AzureML Compute Operator", ws, read)

@@ -239,3 +239,11 @@ def test_a_refusal_tried_again_on_a_newer_table_is_counted_once(tmp_path, monkey
     assert call(r, {"Authorization": "Bearer k1", "azureml-model-deployment": "empty"}).status_code == 503
     requests = r.metrics.requests.labels("ep", "empty", "503")._value.get()
     assert requests == 1 and r.metrics.latency.labels("ep", "empty")._sum.get() >= 0
+
+
+def test_an_aad_token_holding_one_workspace_scores_there_only():
+    aad = router("AADToken")
+    workspace = KEY.rsplit("/onlineendpoints/", 1)[0]
+    for scope, status in ((workspace, 200), (workspace + "-other", 401), ("/", 200)):
+        scoped = tokens.issue_for_role(SECRET, "https://ml.azure.com", "alice", "AzureML Data Scientist", scope)[0]
+        assert call(aad, {"Authorization": f"Bearer {scoped}"}).status_code == status, scope
