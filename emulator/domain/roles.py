@@ -128,8 +128,19 @@ def data_plane_operation(method: str, path: str) -> Operation | None:
     found = WORKSPACE_IN_PATH.search(path)
     if found is None:
         return None
-    verb = "read" if method.upper() in ("GET", "HEAD") else "write"
-    return Operation(f"{MLS}/workspaces/experiments/runs/{verb}", found.group(0))
+    reading = method.upper() in ("GET", "HEAD") or (method.upper() == "POST" and _read_by_post(path))
+    return Operation(f"{MLS}/workspaces/experiments/runs/{'read' if reading else 'write'}", found.group(0))
+
+
+# Data-plane calls that read with a POST body: MLflow's searches (runs/search, experiments/search,
+# logged-models/search, ...), RunHistory's rundata (what `jobs.stream` and Studio read of a run), the data
+# service's batchGetResolvedUris.
+READ_BY_POST = frozenset({"search", "rundata", "batchgetresolveduris"})
+
+
+def _read_by_post(path: str) -> bool:
+    last = path.rstrip("/").rsplit("/", 1)[-1].lower()
+    return last in READ_BY_POST or last.startswith("get-")
 
 
 def scope_covers(granted: str, scope: str) -> bool:

@@ -118,6 +118,10 @@ def test_a_data_plane_request_acts_on_its_workspaces_experiment_runs():
     assert read == Operation(f"{MLS}/workspaces/experiments/runs/read", ws)
     assert write == Operation(f"{MLS}/workspaces/experiments/runs/write", ws)
     assert roles.data_plane_operation("GET", "/discovery") is None
+    for reading_post in (f"/mlflow/v2.0{ws}/api/2.0/mlflow/runs/search", f"/mlflow/v2.0{ws}/api/2.0/mlflow/experiments/search",
+                         f"/history/v1.0{ws}/rundata", f"/data/v1.0{ws}/dataversion/batchGetResolvedUris"):
+        assert roles.data_plane_operation("POST", reading_post) == read, reading_post  # a Reader's searches
+    assert roles.data_plane_operation("POST", f"/mlflow/v2.0{ws}/api/2.0/mlflow/runs/log-batch") == write
     assert roles.permits("Reader", ws, read) and not roles.permits("Reader", ws, write)
     assert roles.permits("AzureML Data Scientist", ws, write)
     assert not roles.permits("Owner", ws + "-other", read)
