@@ -170,6 +170,7 @@ def test_a_job_reaches_nothing_of_another_workspace_nor_the_stack_nor_the_host(m
     other.jobs.begin_cancel(served.name).result()
     for name, client in ((mine, ml_client), (theirs, other)):
         client.online_endpoints.begin_delete(name).result()
+    ml_client.compute.begin_delete("iso-a").result()  # its node would outlive the test (min_instances=1)
     ml_client.workspaces.begin_delete(OTHER, delete_dependent_resources=False).result()
     wait_until(lambda: not runtime.networks({"amlemu.stack": stack.label, "amlemu.workspace": OTHER}), timeout=60,
                message="the deleted workspace's networks to go")
