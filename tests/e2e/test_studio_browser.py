@@ -141,8 +141,9 @@ def test_the_compute_pages_node_strip_shows_a_preemption_live(ml_client, rest, w
             message=f"{node} to show preempted")
         assert browser.execute_script("return window.studioMarker") == "loaded once"  # never reloaded
         _shot(browser, "compute")
-        browser.get(f"{browser.current_url}/{spot_cluster}")  # the cluster's own page
-        assert "preempted" in _data_state(browser, strip)
+        browser.get(f"{browser.current_url}/{spot_cluster}")  # the cluster's own page, its strip drawn by its script
+        WebDriverWait(browser, 30, poll_frequency=0.3).until(lambda d: "preempted" in _data_state(d, strip),
+                                                             message=f"{node} preempted on the cluster's page")
         assert browser.find_elements(By.CSS_SELECTOR, "p.cost[data-dollars]")  # what its nodes cost so far
         browser.get(f"{browser.current_url.rsplit('/computes/', 1)[0]}/timeline?subject={spot_cluster}")
         wanted = {"node.added", "node.up", "node.notice", "node.preempted"}
