@@ -1,4 +1,7 @@
-"""Jobs that abuse their node, for the tests of its limits: Python sources, run only under those limits."""
+"""Jobs that abuse their node, for the tests of its limits: Python sources, run only under those limits.
+
+Their sleeps are the abuse's pace inside the job's container, not a test waiting: the tests themselves wait on
+the job's end with a deadline (job_runner.run, tests/waiting.py)."""
 
 # Forks without end, each child forking again and retrying when refused, as a fork bomb does; only ever under a
 # pids limit. It gives up after two minutes, so a watch that failed fails its test rather than hanging it.
