@@ -17,12 +17,12 @@ build: venv
 
 # Unit and service tests, and the runtime contract on the fake runtime: no Docker needed, a few seconds.
 test-fast: venv
-	$(BIN)/ruff check emulator tests
+	$(BIN)/ruff check emulator amlemu tests
 	$(BIN)/pytest -q -m "not docker" tests/unit tests/service tests/contract
 
 # The whole suite: the end-to-end stacks on one worker, the integration lab on a second, the rest on a third (tests/conftest.py).
 test: venv compose
-	$(BIN)/ruff check emulator tests
+	$(BIN)/ruff check emulator amlemu tests
 	$(BIN)/amlemu build
 	$(BIN)/pytest -q -ra -n 3 --dist loadgroup --durations=25 tests
 

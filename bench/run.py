@@ -23,7 +23,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import sqlite3
 import statistics
 import sys
@@ -42,6 +41,7 @@ import docker  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from amlemu.session import free_port  # noqa: E402
 from emulator.cli.stack import Stack, apply_client_shim  # noqa: E402
 from emulator.runtime.base import ROLES  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
@@ -77,17 +77,11 @@ STEPS = [what for what, _a, _b in WARM_PHASES[:3] + COLD_PHASES[2:]]  # the orde
 
 # ---------------------------------------------------------------- the stack, as tests/e2e/conftest.py runs it
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def own_stack(logs: Path):
     suffix = uuid.uuid4().hex[:6]
     home = Path(tempfile.mkdtemp(prefix="amlemu-bench-home-"))
-    env = {"AMLEMU_HOME": str(home), "AMLEMU_PORT": str(_free_port()), "AMLEMU_SCORING_PORT": str(_free_port()),
+    env = {"AMLEMU_HOME": str(home), "AMLEMU_PORT": str(free_port()), "AMLEMU_SCORING_PORT": str(free_port()),
            "AMLEMU_PROJECT": f"amlemu-bench-{suffix}",
            "AMLEMU_STACK": f"bench-{suffix}", "AMLEMU_NETWORK": f"amlemu-bench-{suffix}",
            "AMLEMU_TIME_SCALE": "1.0", "AMLEMU_PROVISIONING_DELAY_SECONDS": "0"}

@@ -33,13 +33,13 @@ from emulator.cli import studio
 from emulator.cli.demo_events import EventFollower, describe, event_line
 from emulator.cli.demo_summary import render_summary, results_agree
 from emulator.cli.demo_timeline import STRIP_WIDTH, TERMINAL, JobView, NodeView, Timeline
-from emulator.cli.stack import ROOT, Stack, apply_client_shim
+from emulator.cli.stack import BUNDLE, Stack, apply_client_shim
 from emulator.domain import events as kinds
 from emulator.errors import EmulatorError
 
 app = typer.Typer(help="Self-contained demos of what amlemu emulates.", no_args_is_help=True)
 
-SAMPLE = ROOT / "sample_jobs" / "checkpointing"
+SAMPLE = BUNDLE / "checkpointing"  # sample_jobs/checkpointing
 
 # The run: each attempt of the sample trains 40 steps of 0.5 s (about 20 s undisturbed); a node is preempted
 # once its job has run a few seconds, and the next preemption waits a little, so each can be followed.

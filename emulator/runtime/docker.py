@@ -131,11 +131,12 @@ class DockerRuntime(DockerNetworks):
         except DockerException as exc:
             raise _translate(exc) from exc
 
-    def list(self, labels: dict[str, str], managed: bool = True) -> list[Observed]:
-        """One engine call, whatever the count: the controller lists every pass, and an inspect per container
+    def list(self, labels: dict[str, str | None], managed: bool = True) -> list[Observed]:
+        """Those with every label (of any value where it is None). One engine call, whatever the count: the controller lists every pass, and an inspect per container
         (what docker-py's containers.list does) cost the engine more than the jobs' own starts. The listing
         cannot tell an OOM kill; `wait` can."""
-        filters = {"label": [MANAGED + "=true"] * managed + [f"{k}={v}" for k, v in labels.items()]}
+        wanted = [k if v is None else f"{k}={v}" for k, v in labels.items()]
+        filters = {"label": [MANAGED + "=true"] * managed + wanted}
         try:
             return [_summarised(summary) for summary in self.client.api.containers(all=True, filters=filters)]
         except (APIError, DockerException) as exc:

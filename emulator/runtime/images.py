@@ -59,7 +59,7 @@ class ImageBuilder(_Engine):
             return
         self.progress(f"{BASE_IMAGE} is missing and no registry is reachable: building it from Debian packages")
         script = self.root / "images" / "base" / "debootstrap.sh"
-        with subprocess.Popen([str(script), BASE_IMAGE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        with subprocess.Popen(["bash", str(script), BASE_IMAGE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True) as proc:
             for line in proc.stdout:
                 self.progress(line.rstrip())

@@ -4,7 +4,6 @@ No Docker, no network, no controller: the api alone, as the SDK sees it.
 """
 
 import os
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from amlemu.session import free_port
 from emulator import tokens
 from emulator.api.app import create_app
 from emulator.cli.stack import Stack
@@ -98,12 +98,6 @@ def shared(tmp_path_factory) -> Api:
     app.state.context.store.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.upper().startswith("AMLEMU_")}
 
@@ -117,7 +111,7 @@ class LiveApi:
 @pytest.fixture
 def live_api_process(tmp_path) -> LiveApi:
     """The api as its own process (HTTPS on a free port, no controller), as `python -m emulator api` runs it."""
-    port = _free_port()
+    port = free_port()
     home = tmp_path / "home"
     env = {**clean_env(), "AMLEMU_DATA_DIR": str(home), "AMLEMU_LISTEN_HOST": "127.0.0.1",
            "AMLEMU_LISTEN_PORT": str(port), "AMLEMU_PUBLIC_PORT": str(port),
