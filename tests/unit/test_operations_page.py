@@ -47,3 +47,16 @@ def test_calls_match_routes_as_arm_does():
     assert page._matches("/blob/{account}/{container}/{blob}", "/blob/{account}/{container}/{blob:path}")
     assert page._matches("/registries/{...}/models", "/registries/{registry_name}/models")
     assert not page._matches("/subscriptions/{s}/jobs", "/subscriptions/{subscription_id}/jobs/{name}")
+
+
+def test_the_sdk_is_followed_down_each_kind_of_path(rows):
+    def calls(group, method):
+        return {page.short(str(c)) for c, _ in rows[(group, method)].calls}
+
+    assert "GET {ws}/jobs/{id}" in calls("jobs", "get")  # a client MLClient hands down by keyword, a partial's alias
+    assert "GET {ws}" in calls("workspaces", "get")  # super()
+    assert "PUT {rg}/registries/{registryName}" in calls("registries", "begin_create")  # a build_*_request of its own
+    assert "POST {ws}/computes/{...}/enableSso" in calls("compute", "enable_sso")  # an HttpRequest built by hand
+    assert "GET {ws}/batchEndpoints/{...}/jobs" in calls("batch_endpoints", "list_jobs")  # its requests pipeline
+    assert "`jobs.create_or_update`" in rows[("data", "import_data")].note  # MLClient's operations container
+    assert "`compute.get`" in rows[("jobs", "create_or_update")].note  # another group's operation, not followed
