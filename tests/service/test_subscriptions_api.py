@@ -16,6 +16,15 @@ def test_the_metadata_is_one_cloud_from_2022_09_01_on_and_a_list_before(client):
     assert single["authentication"]["audiences"] == [RESOURCE + "/"]
 
 
+def test_the_metadata_before_2019_05_01_is_the_first_shape(client):
+    """What `az cloud register --endpoint-resource-manager` reads in Azure CLI 2.72 and earlier."""
+    first = client.get("/metadata/endpoints", params={"api-version": "2015-01-01"}).json()
+    assert first["authentication"] == {"loginEndpoint": "https://login.microsoftonline.com/",
+                                       "audiences": [RESOURCE + "/"]}
+    assert first["galleryEndpoint"].startswith("https://") and first["graphEndpoint"].startswith("https://")
+    assert client.get("/metadata/endpoints").json()[0]["name"] == "AzureMLEmulator"  # no api-version: the list
+
+
 def test_subscriptions_are_the_default_one_and_those_holding_a_workspace(client, auth):
     assert client.put(WS_PATH.format(sub="11111111-2222-3333-4444-555555555555", name="other"), params=API,
                       headers=auth, json={"location": "local"}).status_code in (200, 201)

@@ -14,14 +14,21 @@ router = APIRouter()
 MAX_IDENTITY_HEADER = 256  # the real value is 32 hex digits
 
 
-SINGLE_CLOUD_SINCE = "2022-09-01"  # ARM answers one object from this api-version on, a list of clouds before it
+# ARM's three shapes: before 2019-05-01 the first one's few endpoints, then a list of clouds, from 2022-09-01 one cloud
+LIST_SINCE, SINGLE_CLOUD_SINCE = "2019-05-01", "2022-09-01"
 
 
 @router.get("/metadata/endpoints")
 def cloud_metadata(ctx: Ctx, api_version: Annotated[str | None, Query(alias="api-version")] = None) -> list | dict:
-    """The azure-ai-ml SDK reads the list (2019-05-01); `az cloud register --endpoint-resource-manager` the object."""
+    """The azure-ai-ml SDK reads the list (2019-05-01); `az cloud register --endpoint-resource-manager` the one cloud
+    (2022-09-01), or in Azure CLI 2.72 and earlier the first shape (2015-01-01)."""
     cloud = _cloud(ctx)
-    return cloud if (api_version or "") >= SINGLE_CLOUD_SINCE else [cloud]
+    if not api_version or LIST_SINCE <= api_version < SINGLE_CLOUD_SINCE:
+        return [cloud]
+    if api_version >= SINGLE_CLOUD_SINCE:
+        return cloud
+    return {"galleryEndpoint": cloud["gallery"], "graphEndpoint": cloud["graph"], "portalEndpoint": cloud["portal"],
+            "authentication": {k: cloud["authentication"][k] for k in ("loginEndpoint", "audiences")}}
 
 
 def _cloud(ctx: Context) -> dict:
