@@ -157,6 +157,10 @@ class Stack:
     def env_vars(self) -> dict[str, str]:
         return {"ARM_CLOUD_METADATA_URL": f"{self.url}/metadata/endpoints?api-version=2019-05-01",
                 "REQUESTS_CA_BUNDLE": str(self.write_bundle()),
+                # the same roots for urllib: the Azure CLI reads ARM_CLOUD_METADATA_URL with it as it starts
+                "SSL_CERT_FILE": str(self.bundle_file),
+                # the Azure CLI's logins and clouds for this stack, apart from those of your own ~/.azure
+                "AZURE_CONFIG_DIR": str(self.home / "azure-cli"),
                 "IDENTITY_ENDPOINT": f"{self.url}/msi/token",
                 "IDENTITY_HEADER": self.identity_header(),
                 # the SDK finds registries here (the cloud metadata has no field for it)

@@ -74,6 +74,9 @@ class Repository:
             query = query.where(func.lower(Workspace.resource_group) == resource_group.lower())
         return list(self.session.scalars(query.order_by(Workspace.created_at)))
 
+    def subscriptions(self) -> list[str]:
+        return list(self.session.scalars(select(Workspace.subscription).distinct()))
+
     # computes
     def compute(self, key: str) -> Compute | None:
         return self.session.get(Compute, key.lower())

@@ -760,7 +760,7 @@ UNSUPPORTED = (400, "OperationNotSupported")
 ROUTE_CASES = [
     # (method, path, status, code, what the message names)
     ("GET", "/nothing/here", 404, "NoRegisteredProviderFound", "GET /nothing/here"),
-    ("GET", "/subscriptions", 404, "NoRegisteredProviderFound", "GET /subscriptions"),
+    ("GET", "/tenants", 404, "NoRegisteredProviderFound", "GET /tenants"),
     # Azure ML addresses no route serves: an operation amlemu does not support yet, said so
     ("GET", f"{WS_PATH}/notAResourceType", *UNSUPPORTED, "list not a resource type of workspace 'amlemu'"),
     ("GET", f"{COMPUTES}/{EXISTING}/unknownAction", *UNSUPPORTED, f"list unknown action of compute '{EXISTING}'"),

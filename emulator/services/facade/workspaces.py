@@ -20,6 +20,13 @@ class Workspaces(Service):
         with self.store.transaction() as repo:
             return repo.workspaces(subscription, resource_group)
 
+    def subscriptions(self) -> list[str]:
+        """The default workspace's subscription first, then the others that hold a workspace."""
+        with self.store.transaction() as repo:
+            held = repo.subscriptions()
+        default = self.settings.subscription_id
+        return [default] + sorted({s.lower(): s for s in held if s.lower() != default.lower()}.values())
+
     def get(self, ref: WorkspaceRef) -> Workspace:
         return self._workspace(ref)
 
