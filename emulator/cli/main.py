@@ -43,10 +43,12 @@ def _builder(status):
 
 MONITORING = typer.Option(False, "--monitoring", help="Prometheus with the amlemu dashboard too (compose profile "
                           "`monitoring`, http://127.0.0.1:9090/consoles/amlemu.html).")
+POSTGRES = typer.Option(False, "--postgres", help="PostgreSQL too (compose profile `postgres`): `up` keeps the state "
+                        "there (AMLEMU_DATABASE_URL, unless set, becomes the profile's database).")
 
 
 @app.command()
-def build(monitoring: bool = MONITORING) -> None:
+def build(monitoring: bool = MONITORING, postgres: bool = POSTGRES) -> None:
     """Build the images the stack needs (a Debian base from packages when none can be pulled)."""
     started = time.monotonic()
     with console.status("[bold]building images[/]") as status:
@@ -62,20 +64,26 @@ def build(monitoring: bool = MONITORING) -> None:
         builder.build("instance", images.INSTANCE_IMAGE)  # compute instances: JupyterLab, a terminal, sshd
         if monitoring:  # only when asked: the default build (and CI) need no Prometheus
             builder.build("prometheus", os.environ.get("AMLEMU_PROMETHEUS_IMAGE", "amlemu/prometheus:latest"))
+        if postgres:  # only when asked: the stack and the store tests' SQLite need none (make test asks for it)
+            builder.build("postgres", os.environ.get("AMLEMU_POSTGRES_IMAGE", "amlemu/postgres:latest"))
     record_images(image)
     console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")
 
 
 @app.command()
 def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the images already built."),
-       monitoring: bool = MONITORING) -> None:
+       monitoring: bool = MONITORING, postgres: bool = POSTGRES) -> None:
     """Build what is missing, start the stack, and wait until it is healthy."""
     if not skip_build:
-        build(monitoring)
+        build(monitoring, postgres)
     stack = Stack.from_env()
     stack.home.mkdir(parents=True, exist_ok=True)
+    profiles = ["--profile", "postgres"] if postgres else []
+    if postgres:  # compose_env passes the environment on
+        os.environ.setdefault("AMLEMU_DATABASE_URL", stack.postgres_url())
+        console.print(f"state store: PostgreSQL (compose profile `postgres`), {stack.postgres_url(password=False)}")
     try:
-        stack.compose("up", "-d", "--remove-orphans")
+        stack.compose(*profiles, "up", "-d", "--remove-orphans")
     except subprocess.CalledProcessError:
         console.print(f"[red]docker compose could not start the stack[/] (see above). If port {stack.port} is "
                       "in use, choose another: AMLEMU_PORT=9443 make up")
@@ -110,7 +118,7 @@ def down() -> None:
     with console.status(f"[bold]removing {len(containers)} node, job, sandbox and model-server container(s)[/]"):
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
-    stack.compose("--profile", "monitoring", "down")  # Prometheus too, if it was started
+    stack.compose("--profile", "monitoring", "--profile", "postgres", "down")  # Prometheus, PostgreSQL, if started
     stack.remove_networks(runtime)
     console.print("[green]amlemu is down[/]; its data is kept in " + str(stack.home))
 
