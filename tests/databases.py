@@ -45,9 +45,11 @@ def postgres_container() -> Iterator[str]:
     except docker.errors.ImageNotFound:
         pytest.fail(f"local image {POSTGRES_IMAGE} is missing: build it with `amlemu build --postgres` (make test does)")
     label = f"tests-postgres-{uuid.uuid4().hex[:10]}"
-    container = client.containers.run(POSTGRES_IMAGE, FAST, detach=True, environment={"POSTGRES_PASSWORD": PASSWORD},
+    # The cluster in the container's /dev/shm (a tmpfs it may write): nothing of it outlives the container.
+    container = client.containers.run(POSTGRES_IMAGE, FAST, detach=True, shm_size="512m",
+                                      environment={"POSTGRES_PASSWORD": PASSWORD, "PGDATA": "/dev/shm/pgdata"},
                                       labels={"amlemu.stack": label, "amlemu.it": "true"},
-                                      ports={"5432/tcp": ("127.0.0.1", None)}, tmpfs={"/data": "mode=1777"})
+                                      ports={"5432/tcp": ("127.0.0.1", None)})
     try:
         container.reload()
         port = container.ports["5432/tcp"][0]["HostPort"]
