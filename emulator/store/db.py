@@ -59,9 +59,8 @@ def _postgres_engine(url: str) -> Engine:
     @event.listens_for(engine, "before_cursor_execute", retval=True)
     def _without_nul(conn, cursor, statement, parameters, context, executemany):
         # PostgreSQL's text holds no NUL (SQLite's does): one in a name looked up (a %00 in a URL) or written becomes
-        # U+FFFD, so the lookup finds nothing and the write is kept, instead of the driver's error.
-        if executemany:
-            return statement, [_nul_free(p) for p in parameters]
+        # U+FFFD, so the lookup finds nothing and the write is kept, instead of the driver's error. One mapping, or a
+        # list of them (executemany; insertmanyvalues' batches come as one mapping though flagged executemany).
         return statement, _nul_free(parameters)
 
     return engine

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from sqlalchemy import create_engine, inspect
 
 from emulator.store.db import Store
-from emulator.store.tables import Node, Workspace
+from emulator.store.tables import Event, Node, Workspace
 
 
 def _columns(url: str, table: str) -> set[str]:
@@ -41,4 +41,15 @@ def test_a_nul_in_a_name_finds_nothing_and_is_kept_when_written(database_url):
                            body={"tags": {"t": "\x00"}}, created_at=now, modified_at=now))
     with store.transaction() as repo:
         assert repo.workspace("w\x00").body == {"tags": {"t": "\x00"}}
+    store.close()
+
+
+def test_rows_added_together_are_inserted_in_one_statement(database_url):
+    """The ORM's batched INSERT (insertmanyvalues on PostgreSQL) of rows with database-made ids."""
+    store = Store(database_url)
+    with store.transaction() as repo:
+        for kind in ("node.added", "node.up", "job.status"):
+            repo.add(Event(workspace_key="w", time=datetime.now(UTC), kind=kind, subject="s", data={"k": "\x00"}))
+    with store.transaction() as repo:
+        assert [e.kind for e in repo.events_after(None, 0, 10)] == ["node.added", "node.up", "job.status"]
     store.close()
