@@ -21,9 +21,10 @@ test-fast: venv
 	$(BIN)/pytest -q -m "not docker" tests/unit tests/service tests/contract
 
 # The whole suite: the end-to-end stacks on one worker, the integration lab on a second, the rest on a third (tests/conftest.py).
+# PostgreSQL's image too: the store's tests run on it as on SQLite.
 test: venv compose
 	$(BIN)/ruff check emulator amlemu tests
-	$(BIN)/amlemu build
+	$(BIN)/amlemu build --postgres
 	$(BIN)/pytest -q -ra -n 3 --dist loadgroup --durations=25 tests
 
 venv: $(BIN)/.installed

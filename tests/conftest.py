@@ -4,9 +4,14 @@ order on its own worker as it would be alone, while the third worker takes the t
 tests mostly wait on containers, the others on the CPU, so the three overlap well. A stack and a lab never meet:
 everything each starts carries its own `amlemu.stack` label, and each only lists and removes what has its own."""
 
+import contextlib
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.databases import Databases, postgres_container, sqlite_url
 
 E2E_GROUP, LAB_GROUP, FAST_GROUP = "e2e", "lab", "no-docker"
 E2E_FOLDER = Path(__file__).parent / "e2e"
@@ -23,7 +28,35 @@ def _group(item) -> str:
     return FAST_GROUP
 
 
+def pytest_addoption(parser):
+    parser.addoption("--store", choices=("sqlite", "postgresql"), default="sqlite",
+                     help="the state store of the api's service tests (tests/service): PostgreSQL runs them all on "
+                          "the session's server (the store's own tests take both either way)")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the group mark into the test's group
 def pytest_collection_modifyitems(config, items):
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+@pytest.fixture(scope="session")
+def postgres_databases() -> Iterator[Databases]:
+    """One PostgreSQL server for the session (on an xdist worker: the worker's), in a container unless
+    AMLEMU_TEST_POSTGRES_URL names one."""
+    given = os.environ.get("AMLEMU_TEST_POSTGRES_URL")
+    with contextlib.nullcontext(given) if given else postgres_container() as admin_url:
+        databases = Databases(admin_url)
+        yield databases
+        databases.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.docker)])
+def database_url(request, tmp_path) -> Iterator[str]:
+    """The state store's URL: each test that takes it runs on SQLite (a file in its folder) and on PostgreSQL (a
+    database of its own on the session's server)."""
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path)
+        return
+    with request.getfixturevalue("postgres_databases").fresh() as url:
+        yield url

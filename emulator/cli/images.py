@@ -31,7 +31,7 @@ def emulator_context() -> Iterator[Path]:
         yield context
 
 
-def build(progress: Progress, *, only_missing: bool = False, monitoring: bool = False) -> str:
+def build(progress: Progress, *, only_missing: bool = False, monitoring: bool = False, postgres: bool = False) -> str:
     """Build the stack's images, cached layers making a rebuild take seconds; with `only_missing`, those that do not
     exist yet. The emulator image's tag is returned."""
     # the folder holding images/, links resolved: a Dockerfile must be inside its build context as it is seen
@@ -46,6 +46,8 @@ def build(progress: Progress, *, only_missing: bool = False, monitoring: bool = 
                ("instance", images.INSTANCE_IMAGE, None)]  # compute instances: JupyterLab, a terminal, sshd
     if monitoring:  # only when asked: the default build (and CI) need no Prometheus
         recipes.append(("prometheus", os.environ.get("AMLEMU_PROMETHEUS_IMAGE", "amlemu/prometheus:latest"), None))
+    if postgres:  # only when asked: the stack and the store tests' SQLite need none (make test asks for it)
+        recipes.append(("postgres", os.environ.get("AMLEMU_POSTGRES_IMAGE", "amlemu/postgres:latest"), None))
     for name, tag, base in recipes:
         if only_missing and builder.exists(tag):
             continue

@@ -43,14 +43,16 @@ ENV_COMMAND = ".venv/bin/amlemu env" if CHECKOUT else "amlemu env"  # make up's 
 
 MONITORING = typer.Option(False, "--monitoring", help="Prometheus with the amlemu dashboard too (compose profile "
                           "`monitoring`, http://127.0.0.1:9090/consoles/amlemu.html).")
+POSTGRES = typer.Option(False, "--postgres", help="PostgreSQL too (compose profile `postgres`): `up` keeps the state "
+                        "there (AMLEMU_DATABASE_URL, unless set, becomes the profile's database).")
 
 
 @app.command()
-def build(monitoring: bool = MONITORING) -> None:
+def build(monitoring: bool = MONITORING, postgres: bool = POSTGRES) -> None:
     """Build the images the stack needs (a Debian base from packages when none can be pulled)."""
     started = time.monotonic()
     with console.status("[bold]building images[/]") as status:
-        image = images.build(_progress(status), monitoring=monitoring)
+        image = images.build(_progress(status), monitoring=monitoring, postgres=postgres)
     if CHECKOUT:  # a plain `docker compose up` in the clone finds the image in .env
         record_images(image)
     console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")
@@ -58,14 +60,18 @@ def build(monitoring: bool = MONITORING) -> None:
 
 @app.command()
 def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the images already built."),
-       monitoring: bool = MONITORING) -> None:
+       monitoring: bool = MONITORING, postgres: bool = POSTGRES) -> None:
     """Build what is missing, start the stack, and wait until it is healthy."""
     if not skip_build:
-        build(monitoring)
+        build(monitoring, postgres)
     stack = Stack.from_env()
     stack.home.mkdir(parents=True, exist_ok=True)
+    profiles = ["--profile", "postgres"] if postgres else []
+    if postgres:  # compose_env passes the environment on
+        os.environ.setdefault("AMLEMU_DATABASE_URL", stack.postgres_url())
+        console.print(f"state store: PostgreSQL (compose profile `postgres`), {stack.postgres_url(password=False)}")
     try:
-        stack.compose("up", "-d", "--remove-orphans")
+        stack.compose(*profiles, "up", "-d", "--remove-orphans")
     except subprocess.CalledProcessError:
         console.print(f"[red]docker compose could not start the stack[/] (see above). If port {stack.port} is "
                       "in use, choose another: AMLEMU_PORT=9443 make up")
@@ -101,7 +107,8 @@ def down(remove: bool = typer.Option(False, "--remove", help="Remove its volumes
     with console.status(f"[bold]removing {len(containers)} node, job, sandbox and model-server container(s)[/]"):
         for container in containers:
             runtime.remove(container.id)  # jobs that ran go back to the queue at the next `amlemu up`
-    stack.compose("--profile", "monitoring", "down", *(["-v"] if remove else []))  # Prometheus too, if started
+    # Prometheus and PostgreSQL too, if started
+    stack.compose("--profile", "monitoring", "--profile", "postgres", "down", *(["-v"] if remove else []))
     if remove:
         for volume in runtime.volumes({labels.STACK: stack.label}):
             runtime.remove_volume(volume)

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import quote
 
 import certifi
 import httpx
@@ -93,6 +94,11 @@ class Stack:
     def bundle_file(self) -> Path:
         """The emulator CA plus the public roots, so one process can talk to the emulator and to the internet."""
         return self.home / "ca" / "bundle.pem"
+
+    def postgres_url(self, password: bool = True) -> str:
+        """The compose profile `postgres`'s database, as the stack's services reach it."""
+        secret = quote(os.environ.get("AMLEMU_POSTGRES_PASSWORD", "amlemu"), safe="") if password else "***"
+        return f"postgresql+psycopg://amlemu:{secret}@postgres:{os.environ.get('AMLEMU_POSTGRES_PORT', '5432')}/amlemu"
 
     def compose_env(self) -> dict[str, str]:
         """What compose interpolates: this stack's folder, ports and names. The rest (uid, host data path) the

@@ -1,7 +1,8 @@
 """Drives a stack started with plain `docker compose up` through the SDK; prints what the SDK saw as JSON.
 
-Usage: python compose_probe.py works|broken WORKDIR  (connection from the `amlemu env` variables)
+Usage: python compose_probe.py works|stored|broken WORKDIR  (connection from the `amlemu env` variables)
 - works: a job on a cluster, a compute instance, an online deployment that answers;
+- stored: the job alone (the stack with its state in PostgreSQL);
 - broken (a stack whose containers cannot mount their folders): what each of those says about it.
 """
 
@@ -49,21 +50,35 @@ def _deployment(ml: MLClient, workdir: Path) -> ManagedOnlineDeployment:
         environment=ENV, readiness_probe=probe, liveness_probe=probe)
 
 
-def works(ml: MLClient, workdir: Path) -> dict:
+def _job(ml: MLClient, workdir: Path) -> list:
+    """A command job on a new cluster: its status and whether its log says what it echoed."""
     ml.compute.begin_create_or_update(AmlCompute(name="cpu", size="Standard_DS2_v2", max_instances=1,
                                                  idle_time_before_scale_down=300)).result()  # still up at the end
     job = ml.jobs.create_or_update(command(command="echo hello from compose", environment=ENV, compute="cpu"))
     ml.jobs.stream(job.name)
     ml.jobs.download(job.name, download_path=str(workdir / "job"), all=True)
     log = next((workdir / "job").rglob("std_log.txt")).read_text()
-    instance = ml.compute.begin_create_or_update(ComputeInstance(name="ci-compose", size="Standard_DS2_v2")).result()
+    return [ml.jobs.get(job.name).status, "hello from compose" in log]
+
+
+def _served(ml: MLClient, workdir: Path) -> dict:
+    """An online deployment made and invoked through the scoring router."""
     deployment = ml.online_deployments.begin_create_or_update(_deployment(ml, workdir)).result()
     (workdir / "request.json").write_text(json.dumps({"x": 1}))
     invoked = json.loads(ml.online_endpoints.invoke("compose-ep", deployment_name="blue",
                                                     request_file=str(workdir / "request.json")))
-    return {"job": [ml.jobs.get(job.name).status, "hello from compose" in log],
-            "instance": [instance.state, bool(instance.services)],
-            "deployment": deployment.provisioning_state, "invoke": invoked}
+    return {"deployment": deployment.provisioning_state, "invoke": invoked}
+
+
+def works(ml: MLClient, workdir: Path) -> dict:
+    job = _job(ml, workdir)
+    instance = ml.compute.begin_create_or_update(ComputeInstance(name="ci-compose", size="Standard_DS2_v2")).result()
+    return {"job": job, "instance": [instance.state, bool(instance.services)], **_served(ml, workdir)}
+
+
+def stored(ml: MLClient, workdir: Path) -> dict:
+    """The api and the controller reading and writing the store: a cluster made, a job run on it."""
+    return {"job": _job(ml, workdir)}
 
 
 def _refused(poller_start) -> str:
@@ -101,5 +116,5 @@ def broken(ml: MLClient, workdir: Path) -> dict:
 
 if __name__ == "__main__":
     mode, folder = sys.argv[1], Path(sys.argv[2])
-    seen = {"works": works, "broken": broken}[mode](_client(), folder)
+    seen = {"works": works, "broken": broken, "stored": stored}[mode](_client(), folder)
     print("\n" + json.dumps(seen))  # on a line of its own, after the pollers' dots

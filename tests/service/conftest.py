@@ -6,6 +6,8 @@ No Docker, no network, no controller: the api alone, as the SDK sees it.
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +40,20 @@ def _token(client: TestClient, secret: bytes) -> str:
     return response.json()["access_token"]
 
 
+@contextmanager
+def _store_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """SQLite in the data folder (""), or with `pytest --store postgresql` a fresh schema on the session's PostgreSQL."""
+    if request.config.getoption("store") != "postgresql":
+        yield ""
+        return
+    with request.getfixturevalue("postgres_databases").fresh() as url:
+        yield url
+
+
 @pytest.fixture
-def settings(tmp_path, monkeypatch) -> Settings:
-    return _settings(tmp_path, monkeypatch)
+def settings(tmp_path, monkeypatch, request) -> Iterator[Settings]:
+    with _store_url(request) as url:
+        yield _settings(tmp_path, monkeypatch).model_copy(update={"database_url": url})
 
 
 @pytest.fixture
@@ -86,16 +99,16 @@ class Api:
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory) -> Api:
+def shared(tmp_path_factory, request) -> Api:
     """One app for a whole module, for tests that must change nothing (refusals): faster, and any leak
     of state from one refusal into the store would show up in the next test's before/after comparison."""
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        settings = _settings(tmp_path_factory.mktemp("shared"), monkeypatch)
-    app = create_app(settings)
-    with TestClient(app, base_url=RESOURCE, raise_server_exceptions=False) as client:
-        secret = app.state.context.secret
-        yield Api(app, client, secret, {"Authorization": f"Bearer {_token(client, secret)}"})
-    app.state.context.store.close()
+    with pytest.MonkeyPatch.context() as monkeypatch, _store_url(request) as url:
+        settings = _settings(tmp_path_factory.mktemp("shared"), monkeypatch).model_copy(update={"database_url": url})
+        app = create_app(settings)
+        with TestClient(app, base_url=RESOURCE, raise_server_exceptions=False) as client:
+            secret = app.state.context.secret
+            yield Api(app, client, secret, {"Authorization": f"Bearer {_token(client, secret)}"})
+        app.state.context.store.close()
 
 
 def clean_env() -> dict[str, str]:

@@ -22,8 +22,9 @@ NOON = datetime(2026, 1, 1, 12, tzinfo=UTC)
 
 
 @pytest.fixture
-def store(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 'amlemu.db'}")
+def store(settings):
+    """On SQLite and on PostgreSQL (tests/conftest.py database_url)."""
+    store = Store(settings.db_url)
     yield store
     store.close()
 
@@ -47,9 +48,9 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def settings(tmp_path) -> Settings:
+def settings(tmp_path, database_url) -> Settings:
     """Platform timers at their real length (time scale 1): the clock is the test's anyway."""
-    return Settings(stack="unit", data_dir=tmp_path, database_url="", time_scale=1.0, resource_scale=0.25,
+    return Settings(stack="unit", data_dir=tmp_path, database_url=database_url, time_scale=1.0, resource_scale=0.25,
                     provisioning_delay_seconds=0.0)
 
 

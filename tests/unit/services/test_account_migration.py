@@ -33,10 +33,10 @@ def _file(data, rel, text="x"):
     path.write_text(text)
 
 
-def _old_layout(tmp_path):
+def _old_layout(tmp_path, database_url):
     """The database and blob folders as an earlier version left them."""
     data = tmp_path / "data"
-    store = Store(f"sqlite:///{tmp_path / 'amlemu.db'}")
+    store = Store(database_url)
     with store.transaction() as repo:
         for ref in (ONE, TWO, ALONE):
             repo.add(Workspace(key=ref.key, subscription=ref.subscription, resource_group=ref.resource_group,
@@ -65,8 +65,8 @@ def _migrate(store, data):
         account_migration.migrate(repo, data)
 
 
-def test_an_old_shared_account_moves_to_one_account_per_workspace(tmp_path):
-    data, store = _old_layout(tmp_path)
+def test_an_old_shared_account_moves_to_one_account_per_workspace(tmp_path, database_url):
+    data, store = _old_layout(tmp_path, database_url)
     _migrate(store, data)
     _migrate(store, data)  # idempotent: the second run finds nothing to move
     for ref, job, code, container in ((ONE, "job-one", "c1", "11111111-aaaa"), (TWO, "job-two", "c2", "22222222-bbbb"),
@@ -92,25 +92,25 @@ def test_an_old_shared_account_moves_to_one_account_per_workspace(tmp_path):
         assert not (data / "blobs" / account).exists() and not (data / "blobs.meta" / account).exists()
 
 
-def test_a_container_no_one_workspace_owns_stays_where_it_is(tmp_path):
-    data, store = _old_layout(tmp_path)
+def test_a_container_no_one_workspace_owns_stays_where_it_is(tmp_path, database_url):
+    data, store = _old_layout(tmp_path, database_url)
     _file(data, f"{OLD}/44444444-dddd/orphan.txt")  # named by no version of either workspace
     _migrate(store, data)
     assert (data / "blobs" / OLD / "44444444-dddd/orphan.txt").is_file()
     assert not (data / "blobs" / OLD / "azureml").exists()
 
 
-def test_a_fresh_data_folder_has_nothing_to_migrate(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 'amlemu.db'}")
+def test_a_fresh_data_folder_has_nothing_to_migrate(tmp_path, database_url):
+    store = Store(database_url)
     _migrate(store, tmp_path / "data")
     assert not (tmp_path / "data").exists()
 
 
-def test_the_api_migrates_an_old_data_folder_when_it_starts(tmp_path, monkeypatch):
+def test_the_api_migrates_an_old_data_folder_when_it_starts(tmp_path, monkeypatch, database_url):
     from emulator.api.app import create_app
     from tests.service.conftest import _settings
 
-    settings = _settings(tmp_path, monkeypatch)
+    settings = _settings(tmp_path, monkeypatch).model_copy(update={"database_url": database_url})
     create_app(settings).state.context.store.close()  # an earlier run made the default workspace
     _file(tmp_path, "amlemustore/azureml/ExperimentRun/dcid.old-job/outputs/model.pkl", "weights")
     _file(tmp_path, "amlemustore/0f0f0f0f-code/src/train.py", "print(1)")

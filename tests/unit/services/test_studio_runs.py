@@ -31,8 +31,8 @@ class Tracking:
         return self.history[run_id][key]
 
 
-def _runs(tmp_path, history) -> tuple[StudioRuns, Tracking, dict[str, Job]]:
-    store, server = Store(f"sqlite:///{tmp_path / 'amlemu.db'}"), Tracking(history)
+def _runs(tmp_path, database_url, history) -> tuple[StudioRuns, Tracking, dict[str, Job]]:
+    store, server = Store(database_url), Tracking(history)
     jobs = {}
     with store.transaction() as repo:
         for name in history:
@@ -44,8 +44,8 @@ def _runs(tmp_path, history) -> tuple[StudioRuns, Tracking, dict[str, Job]]:
     return StudioRuns(tmp_path, store, server), server, jobs
 
 
-def test_metrics_by_step_and_params_are_read_again_until_the_job_ends(tmp_path):
-    runs, server, jobs = _runs(tmp_path, {"a": {"loss": [(0, 1.0), (1, 0.5)], "acc": [(0, 0.7)]}})
+def test_metrics_by_step_and_params_are_read_again_until_the_job_ends(tmp_path, database_url):
+    runs, server, jobs = _runs(tmp_path, database_url, {"a": {"loss": [(0, 1.0), (1, 0.5)], "acc": [(0, 0.7)]}})
     data = runs.run_data(jobs["a"])
     assert data.metrics == {"acc": [(0, 0.7)], "loss": [(0, 1.0), (1, 0.5)]} and data.params == {"lr": "0.1"}
     runs.run_data(jobs["a"])
@@ -55,8 +55,8 @@ def test_metrics_by_step_and_params_are_read_again_until_the_job_ends(tmp_path):
     assert server.calls == 9  # ended: read once more, then kept
 
 
-def test_a_sweeps_trials_give_their_best_value_and_a_silent_server_is_said(tmp_path):
-    runs, server, jobs = _runs(tmp_path, {"t1": {"acc": [(0, 0.6), (1, 0.9), (2, 0.8)]}, "t2": {"acc": [(0, 0.7)]},
+def test_a_sweeps_trials_give_their_best_value_and_a_silent_server_is_said(tmp_path, database_url):
+    runs, server, jobs = _runs(tmp_path, database_url, {"t1": {"acc": [(0, 0.6), (1, 0.9), (2, 0.8)]}, "t2": {"acc": [(0, 0.7)]},
                                           "t3": {}})
     assert runs.best(jobs.values(), "acc", "Maximize") == {"t1": 0.9, "t2": 0.7, "t3": None}
     assert runs.best(jobs.values(), "acc", "minimize") == {"t1": 0.6, "t2": 0.7, "t3": None}

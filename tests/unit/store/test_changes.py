@@ -26,8 +26,8 @@ def _node(node_id: str) -> Node:
 
 
 @pytest.fixture
-def store(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 'x.db'}")
+def store(database_url):
+    store = Store(database_url)
     yield store
     store.close()
 
@@ -114,8 +114,8 @@ def test_a_failing_listener_neither_undoes_the_commit_nor_silences_the_others(st
     assert "a listener failed on a commit that wrote workspaces" in caplog.text
 
 
-def test_another_store_s_commits_are_not_heard(store, heard, tmp_path):
-    other = Store(f"sqlite:///{tmp_path / 'x.db'}")  # the same database, as the controller's Store
+def test_another_store_s_commits_are_not_heard(store, heard, database_url):
+    other = Store(database_url)  # the same database, as the controller's Store
     try:
         with other.transaction() as repo:
             repo.add(_workspace())

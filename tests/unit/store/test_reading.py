@@ -7,8 +7,8 @@ from emulator.store.db import Store
 from emulator.store.tables import Workspace
 
 
-def test_a_reader_proceeds_while_a_writer_holds_the_lock(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 'x.db'}")
+def test_a_reader_proceeds_while_a_writer_holds_the_lock(database_url):
+    store = Store(database_url)
     now = datetime.now(UTC)
     seen = []
     with store.transaction() as repo:
