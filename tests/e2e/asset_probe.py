@@ -4,18 +4,16 @@ Usage: python asset_probe.py SOURCE_DIR ENV_NAME  (connection from the `amlemu e
 """
 
 import json
-import os
 import sys
 
-from azure.ai.ml import MLClient
 from azure.ai.ml.entities import Environment
 from azure.ai.ml.entities._assets import Code
-from azure.identity import DefaultAzureCredential
+
+from tests.e2e.sdk_calls import ml_client, run
 
 
 def main(source: str, env_name: str) -> None:
-    ml = MLClient(DefaultAzureCredential(), os.environ["AMLEMU_SUBSCRIPTION_ID"],
-                  os.environ["AMLEMU_RESOURCE_GROUP"], os.environ["AMLEMU_WORKSPACE"])
+    ml = ml_client()
     first = ml._code.create_or_update(Code(path=source))
     second = ml._code.create_or_update(Code(path=source))
     ml.environments.create_or_update(Environment(name=env_name, version="1", image="python:3.11-slim"))
@@ -27,4 +25,4 @@ def main(source: str, env_name: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    run(main, sys.argv[1], sys.argv[2])

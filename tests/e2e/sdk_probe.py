@@ -1,16 +1,19 @@
-"""Runs inside a venv holding one azure-ai-ml release; prints what the SDK saw as JSON.
+"""Runs inside a venv holding one azure-ai-ml release: a cluster's life, a command job on it streamed to its end, and
+a model (model_probe's flow); prints what the SDK saw as JSON, or the failing SDK call (sdk_calls.py).
 
-Usage: python sdk_probe.py CLUSTER_NAME  (connection from the `amlemu env` variables)
+Usage: python sdk_probe.py NAME WORK_DIR  (connection from the `amlemu env` variables)
 """
 
 import json
 import os
 import sys
+from pathlib import Path
 
-from azure.ai.ml import MLClient
-from azure.ai.ml.entities import AmlCompute
-from azure.identity import DefaultAzureCredential
+from azure.ai.ml import command
+from azure.ai.ml.entities import AmlCompute, Environment
 
+from tests.e2e.model_probe import model_flow
+from tests.e2e.sdk_calls import ml_client, run
 from tests.waiting import wait_until  # stdlib only: importable from any venv with the repo on the path
 
 
@@ -20,9 +23,8 @@ def field(obj, snake: str, camel: str):
     return value if value is not None else obj.__dict__.get(camel)
 
 
-def main(name: str) -> None:
-    ml = MLClient(DefaultAzureCredential(), os.environ["AMLEMU_SUBSCRIPTION_ID"],
-                  os.environ["AMLEMU_RESOURCE_GROUP"], os.environ["AMLEMU_WORKSPACE"])
+def main(name: str, work: str) -> None:
+    ml = ml_client()
     out = {"workspace": ml.workspaces.get(os.environ["AMLEMU_WORKSPACE"]).name}
     cluster = ml.compute.begin_create_or_update(AmlCompute(
         name=name, size="Standard_DS2_v2", tier="low_priority", min_instances=1, max_instances=2,
@@ -30,6 +32,7 @@ def main(name: str) -> None:
     out["created"] = [type(cluster).__name__, cluster.provisioning_state, cluster.size, cluster.tier,
                       cluster.min_instances, cluster.max_instances, cluster.idle_time_before_scale_down]
     out["listed"] = name in [c.name for c in ml.compute.list()]
+
     def idle_nodes():
         states = [field(n, "node_state", "nodeState") for n in ml.compute.list_nodes(name)]
         return states if states and set(states) == {"idle"} else None
@@ -38,12 +41,25 @@ def main(name: str) -> None:
     sizes = {s.name: s for s in ml.compute.list_sizes(compute_type="AmlCompute")}
     out["ds2"] = [field(sizes["Standard_DS2_v2"], "v_cp_us", "vCPUs"), sizes["Standard_DS2_v2"].gpus]
     out["usages"] = len(list(ml.compute.list_usage()))
+    out["job"] = _job(ml, name)
     cluster.max_instances = 3
     out["updated_max"] = ml.compute.begin_update(cluster).result().max_instances
     ml.compute.begin_delete(name).result()
     out["deleted"] = name not in [c.name for c in ml.compute.list()]
-    print(json.dumps(out))
+    model = Path(work) / "weights.bin"
+    model.write_bytes(bytes(range(256)))
+    out["model"] = model_flow(ml, str(model), f"{name}-model", str(Path(work) / "down"))
+    print("\n" + json.dumps(out))  # jobs.stream and the pollers print without a final newline
+
+
+def _job(ml, cluster: str) -> list:
+    """A command job on the cluster's idle node, streamed to its end: its status and name."""
+    job = ml.jobs.create_or_update(command(
+        command="python -c \"print('probe says', 6 * 7)\"", environment=Environment(image="python:3.11-slim"),
+        compute=cluster, display_name="sdk-probe"))
+    ml.jobs.stream(job.name)
+    return [ml.jobs.get(job.name).status, job.name]
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    run(main, sys.argv[1], sys.argv[2])

@@ -1,8 +1,5 @@
 """Code uploads and environments through the unmodified azure-ai-ml SDK, as job submission does them."""
 
-import json
-import os
-import subprocess
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -13,8 +10,8 @@ from azure.ai.ml.entities._assets import Code
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.storage.blob import ContainerClient
 
-from emulator.cli.stack import python_path
 from emulator.domain.storage import blob_access
+from tests.e2e.sdk_releases import run_probe
 
 pytestmark = pytest.mark.e2e
 
@@ -128,14 +125,9 @@ def test_malformed_environment_is_a_clear_400(rest, workspace_path):
 
 @pytest.mark.parametrize("release", ["1.35.2", "1.34.1", "1.33.0"])
 def test_asset_flow_on_each_sdk_release(stack, tmp_path, release):
-    from tests.e2e.test_sdk_versions import ROOT, _python
-
     src = _source_tree(tmp_path)
     name = "e2e-env-v" + release.replace(".", "")
-    result = subprocess.run([_python(release), str(Path(__file__).with_name("asset_probe.py")), str(src), name],
-                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": python_path(str(ROOT))}, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    seen, _ = run_probe(release, Path(__file__).with_name("asset_probe.py"), src, name)
     first, second, code_uri = seen["code"]
     assert first == second and first.endswith("/versions/1")
     assert _files(_blob_folder(stack, code_uri)) == _files(src)

@@ -3,9 +3,6 @@ emulator's blob endpoint), explicit and server-numbered versions, get/list/lates
 archive/restore, and models registered from a real job's outputs."""
 
 import hashlib
-import json
-import os
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -14,7 +11,7 @@ from azure.ai.ml import Output, command
 from azure.ai.ml.entities import AmlCompute, Environment, Model
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 
-from emulator.cli.stack import python_path
+from tests.e2e.sdk_releases import run_probe
 from tests.e2e.test_assets_sdk import _files
 from tests.waiting import wait_until
 
@@ -157,13 +154,7 @@ def test_a_model_from_a_jobs_named_output(ml_client, trained_job, tmp_path):
 
 @pytest.mark.parametrize("release", ["1.35.2", "1.34.1", "1.33.0"])
 def test_model_flow_on_each_sdk_release(stack, weights, tmp_path, release):
-    from tests.e2e.test_sdk_versions import ROOT, _python
-
     name = "e2e-model-v" + release.replace(".", "")
-    result = subprocess.run([_python(release), str(Path(__file__).with_name("model_probe.py")), str(weights), name,
-                             str(tmp_path / "down")], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": python_path(str(ROOT))}, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    seen, _ = run_probe(release, Path(__file__).with_name("model_probe.py"), weights, name, tmp_path / "down")
     assert seen == {"versions": ["1", "2"], "latest": "2", "listed": ["1", "2"],
                     "downloaded": hashlib.sha256(weights.read_bytes()).hexdigest()}
