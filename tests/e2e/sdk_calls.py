@@ -57,7 +57,7 @@ class _NamedListing:
             raise CallFailed(self._name, error) from error
 
 
-def _call(name: str, function: Callable, *args, **kwargs):
+def _call(name: str, function: Callable, /, *args, **kwargs):
     try:
         value = function(*args, **kwargs)
     except CallFailed:

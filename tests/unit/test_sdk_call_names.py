@@ -19,7 +19,7 @@ class ComputeOperations:
     def begin_create_or_update(self, cluster):
         return LROPoller(None, cluster, _refused, NoPolling())
 
-    def get(self, name):
+    def get(self, name, function=None):
         raise ResourceNotFoundError(f"no cluster {name}")
 
     def list(self):
@@ -39,7 +39,7 @@ class Client:
 def test_a_failing_call_is_named_by_the_path_that_reached_it():
     ml = Named(Client(), "ml_client")
     with pytest.raises(CallFailed) as failed:
-        ml.compute.get("gone")
+        ml.compute.get(name="gone", function="the SDK's own keyword")
     assert str(failed.value) == "FAILED ml_client.compute.get: ResourceNotFoundError: no cluster gone"
     assert ml.workspace_name == "amlemu"
 
