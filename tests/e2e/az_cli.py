@@ -1,5 +1,5 @@
 """The Azure CLI for the end-to-end tests: azure-cli from PyPI in a venv of its own (its exact pins clash with the
-SDK's), installed once per checkout as tests/e2e/test_sdk_versions.py installs older SDKs, and a runner that
+SDK's), installed once per checkout as tests/e2e/sdk_releases.py installs older SDKs, and a runner that
 answers what `-o json` printed."""
 
 import json

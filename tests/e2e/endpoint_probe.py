@@ -5,11 +5,9 @@ Usage: python endpoint_probe.py ENDPOINT_NAME WORKDIR  (connection from the `aml
 """
 
 import json
-import os
 import sys
 from pathlib import Path
 
-from azure.ai.ml import MLClient
 from azure.ai.ml.entities import (
     CodeConfiguration,
     Environment,
@@ -18,14 +16,14 @@ from azure.ai.ml.entities import (
     Model,
     ProbeSettings,
 )
-from azure.identity import DefaultAzureCredential
+
+from tests.e2e.sdk_calls import ml_client, run
 
 SCORE = "import json\n\ndef init():\n    pass\n\ndef run(raw_data):\n    return {'echo': json.loads(raw_data)}\n"
 
 
 def main(name: str, workdir: Path) -> None:
-    ml = MLClient(DefaultAzureCredential(), os.environ["AMLEMU_SUBSCRIPTION_ID"],
-                  os.environ["AMLEMU_RESOURCE_GROUP"], os.environ["AMLEMU_WORKSPACE"])
+    ml = ml_client()
     (workdir / "model").mkdir(parents=True)
     (workdir / "model" / "w.txt").write_text("1")
     (workdir / "src").mkdir()
@@ -51,4 +49,4 @@ def main(name: str, workdir: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]))
+    run(main, sys.argv[1], Path(sys.argv[2]))

@@ -11,7 +11,7 @@ from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.storage.blob import ContainerClient
 
 from emulator.domain.storage import blob_access
-from tests.e2e.sdk_releases import run_probe
+from tests.e2e.sdk_releases import NEWEST, run_probe
 
 pytestmark = pytest.mark.e2e
 
@@ -123,7 +123,7 @@ def test_malformed_environment_is_a_clear_400(rest, workspace_path):
     assert response.json()["error"]["target"] == "properties.image"
 
 
-@pytest.mark.parametrize("release", ["1.35.2", "1.34.1", "1.33.0"])
+@pytest.mark.parametrize("release", NEWEST)
 def test_asset_flow_on_each_sdk_release(stack, tmp_path, release):
     src = _source_tree(tmp_path)
     name = "e2e-env-v" + release.replace(".", "")

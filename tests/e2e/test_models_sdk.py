@@ -11,7 +11,7 @@ from azure.ai.ml import Output, command
 from azure.ai.ml.entities import AmlCompute, Environment, Model
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 
-from tests.e2e.sdk_releases import run_probe
+from tests.e2e.sdk_releases import NEWEST, run_probe
 from tests.e2e.test_assets_sdk import _files
 from tests.waiting import wait_until
 
@@ -152,7 +152,7 @@ def test_a_model_from_a_jobs_named_output(ml_client, trained_job, tmp_path):
     assert [m.version for m in ml_client.models.list(name=name)] == ["1"]
 
 
-@pytest.mark.parametrize("release", ["1.35.2", "1.34.1", "1.33.0"])
+@pytest.mark.parametrize("release", NEWEST)
 def test_model_flow_on_each_sdk_release(stack, weights, tmp_path, release):
     name = "e2e-model-v" + release.replace(".", "")
     seen, _ = run_probe(release, Path(__file__).with_name("model_probe.py"), weights, name, tmp_path / "down")
