@@ -41,7 +41,7 @@ def main(name: str, work: str) -> None:
     sizes = {s.name: s for s in ml.compute.list_sizes(compute_type="AmlCompute")}
     out["ds2"] = [field(sizes["Standard_DS2_v2"], "v_cp_us", "vCPUs"), sizes["Standard_DS2_v2"].gpus]
     out["usages"] = len(list(ml.compute.list_usage()))
-    out["job"] = _job(ml, name)
+    out["job"] = _job(ml, name, Path(work))
     cluster.max_instances = 3
     out["updated_max"] = ml.compute.begin_update(cluster).result().max_instances
     ml.compute.begin_delete(name).result()
@@ -52,13 +52,16 @@ def main(name: str, work: str) -> None:
     print("\n" + json.dumps(out))  # jobs.stream and the pollers print without a final newline
 
 
-def _job(ml, cluster: str) -> list:
-    """A command job on the cluster's idle node, streamed to its end: its status and name."""
+def _job(ml, cluster: str, work: Path) -> list:
+    """A command job on the cluster's idle node, streamed to its end (a job already ended by then streams no log):
+    its status, and what its log said, downloaded."""
     job = ml.jobs.create_or_update(command(
         command="python -c \"print('probe says', 6 * 7)\"", environment=Environment(image="python:3.11-slim"),
         compute=cluster, display_name="sdk-probe"))
     ml.jobs.stream(job.name)
-    return [ml.jobs.get(job.name).status, job.name]
+    ml.jobs.download(job.name, download_path=str(work / "job"), all=True)
+    logs = [p.read_text() for p in (work / "job").rglob("*.txt")]
+    return [ml.jobs.get(job.name).status, any("probe says 42" in log for log in logs)]
 
 
 if __name__ == "__main__":
