@@ -20,12 +20,13 @@ test-fast: venv
 	$(BIN)/ruff check emulator amlemu tests
 	$(BIN)/pytest -q -m "not docker" tests/unit tests/service tests/contract
 
-# The whole suite: the end-to-end stacks on one worker, the integration lab on a second, the rest on a third (tests/conftest.py).
+# The whole suite: the end-to-end stack, the SDK releases and Azure CLI with a stack of their own, the integration lab,
+# and the rest, each on a worker of its own (tests/conftest.py).
 # PostgreSQL's image too: the store's tests run on it as on SQLite.
 test: venv compose
 	$(BIN)/ruff check emulator amlemu tests
 	$(BIN)/amlemu build --postgres
-	$(BIN)/pytest -q -ra -n 3 --dist loadgroup --durations=25 tests
+	$(BIN)/pytest -q -ra -n 4 --dist loadgroup --durations=25 tests
 
 venv: $(BIN)/.installed
 

@@ -1,6 +1,7 @@
-"""`make test` runs the suite on three pytest-xdist workers (`-n 3 --dist loadgroup`): the end-to-end tests'
-composed stacks are one group, the integration tests' lab (and the runtime contract on Docker) another, each run in
-order on its own worker as it would be alone, while the third worker takes the tests that need no Docker. Docker
+"""`make test` runs the suite on four pytest-xdist workers (`-n 4 --dist loadgroup`): the end-to-end tests'
+composed stacks are one group, the other clients' (each SDK release and the Azure CLI in a venv of its own, mostly
+waiting on pip) a second with a stack of its own, the integration tests' lab (and the runtime contract on Docker) a
+third, each run in order on its own worker as it would be alone, while the fourth takes the tests that need no Docker. Docker
 tests mostly wait on containers, the others on the CPU, so the three overlap well. A stack and a lab never meet:
 everything each starts carries its own `amlemu.stack` label, and each only lists and removes what has its own."""
 
@@ -13,7 +14,8 @@ import pytest
 
 from tests.databases import Databases, postgres_container, sqlite_url
 
-E2E_GROUP, LAB_GROUP, FAST_GROUP = "e2e", "lab", "no-docker"
+E2E_GROUP, CLIENTS_GROUP, LAB_GROUP, FAST_GROUP = "e2e", "e2e-clients", "lab", "no-docker"
+CLIENT_MODULES = {"test_sdk_versions.py", "test_az_cli.py"}  # they install SDK releases and the Azure CLI
 E2E_FOLDER = Path(__file__).parent / "e2e"
 LAB_FOLDER = Path(__file__).parent / "integration"
 
@@ -22,7 +24,7 @@ def _group(item) -> str:
     # Read from the item itself: the folders' own hooks that add `docker` may run after this one.
     path = Path(str(item.path))
     if E2E_FOLDER in path.parents:
-        return E2E_GROUP
+        return CLIENTS_GROUP if path.name in CLIENT_MODULES else E2E_GROUP
     if LAB_FOLDER in path.parents or item.get_closest_marker("docker") is not None:
         return LAB_GROUP
     return FAST_GROUP

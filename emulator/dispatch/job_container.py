@@ -84,10 +84,17 @@ def seen_layer(layer: str | None, host_root: str | None, engine_root: Path = Pat
     return seen if seen.is_dir() else None
 
 
+# The forks its cgroup refused (cgroup v2, then v1), read with builtins only: a shell at its limit cannot fork.
+_REFUSED = ("{ read -r _ n < /sys/fs/cgroup/pids.events || read -r _ n < /sys/fs/cgroup/pids/pids.events; } "
+            "2>/dev/null && echo \"refused $n\"")
+
+
 def capture(exit_file: str) -> str:
     """The shell lines a job's command follows: its output appended to LOG, and its exit status written to
-    `exit_file` (a path in the container) as the shell leaves, however it leaves short of being killed."""
-    return f"exec >>{LOG} 2>&1; trap 'echo $? > {exit_file}' EXIT"
+    `exit_file` (a path in the container) as the shell leaves, however it leaves short of being killed; then the
+    forks refused it at its pids limit, which a fork bomb that ends itself leaves as its only trace (its cgroup
+    goes with the container, before the node could read it there)."""
+    return f"exec >>{LOG} 2>&1; trap 'echo $? > {exit_file}; {_REFUSED} >> {exit_file}' EXIT"
 
 
 def container_spec(attempt: Attempt, host_data_dir: Path) -> ContainerSpec:
@@ -152,7 +159,10 @@ def mount_checks(attempt: Attempt, data_dir: Path) -> str:
 def recorded(exit_file: Path) -> Exit | None:
     """The exit status the shell wrote; the job could swap the file for a link, which is not followed."""
     try:
-        return Exit(code=int(confined.read_small(exit_file) or b""), oom_killed=False)
+        status, *rest = (confined.read_small(exit_file) or b"").decode().splitlines() or [""]
+        refused = next((int(w[1]) for line in rest
+                        if len(w := line.split()) == 2 and w[0] == "refused" and w[1].isdigit()), 0)
+        return Exit(code=int(status), oom_killed=False, refused_forks=refused)
     except ValueError:  # not yet there, or being written
         return None
 

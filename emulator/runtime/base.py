@@ -56,6 +56,7 @@ class Observed:
 class Exit:
     code: int
     oom_killed: bool
+    refused_forks: int = 0  # forks the kernel refused the job at its pids limit, as its shell wrote on leaving
 
 
 class Containers(Protocol):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from amlemu.session import free_port
 from emulator.cli.stack import ROOT, python_path
 from tests.e2e import stacks
 from tests.e2e.test_compose_up import OWNER, PROBE, _env
@@ -23,7 +24,7 @@ def postgres_stack(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     os.chown(home, OWNER, OWNER)
-    port = str(stacks.free_port())
+    port = str(free_port())
     env = stacks.own_env(home, "pg", COMPOSE_PROFILES="postgres", AMLEMU_POSTGRES_PORT=port,
                          AMLEMU_POSTGRES_PASSWORD="e2e-secret",
                          AMLEMU_DATABASE_URL=f"postgresql+psycopg://amlemu:e2e-secret@postgres:{port}/amlemu")

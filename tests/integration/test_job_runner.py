@@ -54,7 +54,7 @@ def test_a_failing_command_gives_its_exit_code_and_log_tail(runtime, stack, tmp_
                                        stack)
     outcome = job_runner.run(runtime, container, log, exit_file)
     assert (outcome.exit_code, outcome.succeeded) == (3, False)
-    assert exit_file.read_text().strip() == "3"  # the shell said it, before the engine could
+    assert exit_file.read_text().splitlines() == ["3", "refused 0"]  # the shell said it, before the engine could
     tail = outcome.log_tail.splitlines()
     assert len(tail) == job_container.LOG_TAIL_LINES and tail[-1] == "line 50"
 
@@ -88,6 +88,17 @@ def test_a_fork_bomb_held_at_its_pids_limit_is_stopped_and_named(runtime, stack,
     assert not outcome.oom_killed and not outcome.succeeded  # not taken for an OOM
     assert "bombing" in outcome.log_tail
     assert not runtime.list({"amlemu.stack": stack, "amlemu.role": "job"})
+
+
+def test_a_shell_that_fails_when_refused_a_fork_is_told_by_its_limit(runtime, stack, tmp_path):
+    """It ends by itself (sh exits 2, "Cannot fork") before the watch would stop it: the limit is still named."""
+    script = "echo forking; for i in $(seq 200); do sleep 30 & done"
+    container, log, exit_file = _start(runtime, tmp_path, script, stack, pids_limit=64)
+    limits = job_runner.Limits(pids=64, pids_sustain_seconds=30.0, cgroup_root=HOST_CGROUPS)
+    outcome = job_runner.run(runtime, container, log, exit_file, limits=limits)
+    assert outcome.exit_code != 0 and outcome.limit is not None, outcome
+    assert outcome.limit["kind"] == "pids" and outcome.limit["stopped"] is False, outcome
+    assert "Cannot fork" in outcome.log_tail
 
 
 FILLER = f"python3 -c {shlex.quote(abusive_jobs.filler('/mnt/wd/fill'))}"

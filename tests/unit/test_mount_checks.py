@@ -49,3 +49,11 @@ def test_an_exit_status_planted_as_a_link_is_not_read(tmp_path):
     (tmp_path / job_container.EXIT).unlink()
     (tmp_path / job_container.EXIT).write_text("0\n")
     assert job_container.recorded(tmp_path / job_container.EXIT).code == 0
+
+
+def test_the_exit_file_carries_the_forks_refused_at_the_limit(tmp_path):
+    exit_file = tmp_path / job_container.EXIT
+    exit_file.write_text("2\nrefused 318\n")
+    assert job_container.recorded(exit_file) == job_container.Exit(code=2, oom_killed=False, refused_forks=318)
+    exit_file.write_text("0\nrefused x\n")  # the job may write its own: a status still reads, no count
+    assert job_container.recorded(exit_file).refused_forks == 0

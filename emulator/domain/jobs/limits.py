@@ -26,9 +26,10 @@ class Breach:
     kind: str
     limit: int
     used: int
+    stopped: bool = True  # stopped by its node; False: it ended by itself after meeting the limit
 
     def to_report(self) -> dict:
-        return {"kind": self.kind, "limit": self.limit, "used": self.used}
+        return {"kind": self.kind, "limit": self.limit, "used": self.used, "stopped": self.stopped}
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,10 @@ def failure(breach: dict, tail: str) -> dict:
     """The job's error for a breach its node reported, in the shape of the out-of-memory one (innerError
     names the limit, as Azure's OutOfMemory does), with the setting that raises it."""
     if breach["kind"] == PIDS:
+        how = ("for several seconds and was stopped" if breach.get("stopped", True)
+               else "and failed when its forks were refused")
         message = (f"The job reached its limit of {breach['limit']} processes and threads (AMLEMU_JOB_PIDS_LIMIT) "
-                   "for several seconds and was stopped: a process that forks without end? Raise "
-                   "AMLEMU_JOB_PIDS_LIMIT if the job needs more.")
+                   f"{how}: a process that forks without end? Raise AMLEMU_JOB_PIDS_LIMIT if the job needs more.")
         code = "ProcessLimitExceeded"
     else:
         message = (f"The job's disk use reached its limit of {_size(breach['limit'])} (AMLEMU_JOB_DISK_LIMIT_GB) "

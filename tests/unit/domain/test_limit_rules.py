@@ -67,7 +67,10 @@ def test_the_failures_name_the_limit_and_its_setting_in_the_shape_of_out_of_memo
     assert pids["code"] == "UserError" and pids["innerError"] == {"code": "ProcessLimitExceeded", "limit": 64,
                                                                   "used": 63}
     assert "limit of 64 processes and threads (AMLEMU_JOB_PIDS_LIMIT)" in pids["message"]
-    assert pids["message"].endswith("\ntail line")
+    assert pids["message"].endswith("\ntail line") and "was stopped" in pids["message"]
+    ended = limits.failure(Breach("pids", 64, 64, stopped=False).to_report(), "sh: 1: Cannot fork")
+    assert ended["innerError"]["code"] == "ProcessLimitExceeded" and "failed when its forks were refused" in \
+        ended["message"]
     disk = limits.failure(Breach("disk", 2**30 // 4, 300 * 2**20).to_report(), "")
     assert disk["innerError"]["code"] == "DiskLimitExceeded"
     assert "limit of 256 MiB (AMLEMU_JOB_DISK_LIMIT_GB) with 300 MiB written" in disk["message"]
