@@ -77,7 +77,7 @@ class _Watch:
     """The watch's thread and what it found; `ended` stops it."""
     ended: threading.Event = field(default_factory=threading.Event)
     breaches: list[rules.Breach] = field(default_factory=list)
-    refused_at: int | None = None  # the pids limit at which the kernel refused the job a fork, once seen
+    refused: bool = False  # the kernel refused the job a fork at its pids limit, as the watch saw
 
 
 def _processes(runtime: Containers, container_id: str) -> int | None:
@@ -103,8 +103,7 @@ def _watching(runtime: Containers, container_id: str, limits: Limits, watch: _Wa
         breach = None
         if limits.pids:
             refused = pids_events.refused_forks(limits.cgroup_root, container_id) if limits.cgroup_root else None
-            if refused:
-                watch.refused_at = limits.pids
+            watch.refused = watch.refused or bool(refused)
             pids, breach = rules.watch_pids(pids, _processes(runtime, container_id), refused, limits.pids, clock(),
                                             limits.pids_sustain_seconds)
         if breach is None and limits.disk_bytes and clock() >= next_disk:
@@ -149,7 +148,7 @@ def run(runtime: Containers, container: Observed, log_file: Path, exit_file: Pat
                 continue
         watch.ended.set()
         breach = watch.breaches[0].to_report() if watch.breaches else None
-        if breach is None and end.code != 0 and limits and limits.pids and (watch.refused_at or end.refused_forks):
+        if breach is None and end.code != 0 and limits and limits.pids and (watch.refused or end.refused_forks):
             # A fork bomb whose own shell could not fork its next command ends before the watch stops it: its
             # failure still names the limit its forks met, not only the exit code.
             breach = rules.Breach(rules.PIDS, limits.pids, limits.pids, stopped=False).to_report()
