@@ -20,6 +20,7 @@ from emulator.api.routes import (
     datastores,
     deployments,
     emulator,
+    execution,
     history,
     identity,
     jobs,
@@ -65,12 +66,12 @@ CANONICAL_SEGMENTS = {s.lower(): s for s in (
     "onlineEndpoints", "listKeys", "regenerateKeys", "getLogs", "models", "registries", "registrymanagement",
     "mferp", "managementfrontend", "components", "tempdatarefs", "datarefs", "import", "schedules", "diagnose",
     "resyncKeys", "batchEndpoints", "quotas", "updateQuotas", "Microsoft.Authorization", "roleAssignments",
-    "roleDefinitions")}
+    "roleDefinitions", "execution", "experiments", "localrun")}
 # Segments after these name a resource: a user's name keeps its casing even if it spells a keyword.
 NAME_SLOTS = {"subscriptions", "resourcegroups", "workspaces", "computes", "locations", "deployments",
               "computeoperationsstatus", "codes", "environments", "versions", "datastores", "jobs", "runs",
               "onlineendpoints", "models", "registries", "components", "tempdatarefs", "datarefs", "schedules",
-              "batchendpoints", "roleassignments", "roledefinitions"}
+              "batchendpoints", "roleassignments", "roledefinitions", "experiments"}
 KNOWN_API_VERSIONS = {"2019-05-01", "2019-08-01", "2023-04-01", "2023-04-01-preview", "2023-08-01-preview",
                       "2023-10-01", "2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-10-01",
                       "2025-01-01-preview", "2025-12-01", "2021-10-01-dataplanepreview", "2020-09-01-dataplanepreview",
@@ -159,7 +160,7 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
                    registries.router, registry_resources.router, emulator.router, studio.router, tracking.router,
                    run_artifacts.router, schedules.router, batch_endpoints.router, batch_jobs.router, timeline.router, metrics.router,
-                   role_assignments.router, subscriptions.router):
+                   role_assignments.router, subscriptions.router, execution.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

@@ -41,6 +41,21 @@ WORKSPACE_READ = f"{roles.MLS}/workspaces/read"
 def authorized(ctx: Ctx, request: Request, authorization: Annotated[str | None, Header()] = None) -> dict:
     """A valid management token whose role allows the request's ARM operation (Azure RBAC, domain/roles.py)."""
     claims = tokens.verify(ctx.secret, authorization, tokens.management_audiences(ctx.settings.own_urls))
+    return _permitted(ctx, request, claims)
+
+
+# azure-ai-ml 1.35 asks the token it sends the Execution Service for its ARM client's base URL before formatting,
+# "{endpoint}" (ws_base_url + "/.default" in _job_operations.py): accepted there, beside management tokens.
+EXECUTION_AUDIENCES = ("{endpoint}",)
+
+
+def execution_caller(ctx: Ctx, request: Request, authorization: Annotated[str | None, Header()] = None) -> dict:
+    """The Execution Service (a local run's start): as `authorized`, with the audience azure-ai-ml asks for it."""
+    audiences = (*tokens.management_audiences(ctx.settings.own_urls), *EXECUTION_AUDIENCES)
+    return _permitted(ctx, request, tokens.verify(ctx.secret, authorization, audiences))
+
+
+def _permitted(ctx: Context, request: Request, claims: dict) -> dict:
     if claims.get(tokens.ROLE_CLAIM) is None:  # the emulated identity: Owner everywhere
         return claims
     # in a workspace's data plane (run history, tracking), what the token's role allows there, not elsewhere

@@ -3,7 +3,7 @@
 from datetime import datetime
 
 from emulator.domain import names, payload
-from emulator.domain.compute import cluster, serverless
+from emulator.domain.compute import cluster, local
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import events, instances, operations
@@ -19,7 +19,7 @@ def get(repo: Repository, ref: WorkspaceRef, name: str, serverless_too: bool = F
     """`serverless_too`: a serverless job's hidden cluster may be named too (the emulator's own routes); ARM's
     compute routes never show one, as Azure lists no serverless compute."""
     row = repo.compute(ref.child_id("computes", name))
-    if row is None or (serverless.is_serverless(row.name) and not serverless_too):
+    if row is None or (local.is_hidden(row.name) and not serverless_too):
         raise NotFound(f"Compute '{name}' was not found in workspace '{ref.name}'.", target="computeName")
     return row
 
@@ -103,7 +103,7 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
 
 def delete(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> tuple[Compute, Operation] | None:
     row = repo.compute(ref.child_id("computes", name))
-    if row is None or serverless.is_serverless(row.name):
+    if row is None or local.is_hidden(row.name):
         return None
     if row.compute_type == "ComputeInstance" and row.provisioning_state != "Deleting":
         instances.ask(row, "Delete", instances.Trigger.USER, now)
@@ -147,4 +147,4 @@ def patch_scale(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name:
 
 
 def spec_of(row: Compute) -> cluster.ClusterSpec:
-    return cluster.parse_spec(row.body["properties"]["properties"])
+    return cluster.parse_spec(row.body["properties"]["properties"], local.is_local_compute(row.name))

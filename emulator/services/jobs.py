@@ -6,6 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from emulator.domain import events as kinds
+from emulator.domain.compute import local
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, children, command_job, schedules, tracking
 from emulator.domain.jobs.status import JobStatus, advance, is_terminal, on_cancel, reuse
@@ -19,6 +20,7 @@ from emulator.services import (
     environment_refs,
     events,
     job_outputs,
+    local_runs,
     registry_assets,
     serverless,
     workspaces,
@@ -61,6 +63,8 @@ def _compute(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec) -> 
     name = command_job.arm_child_name(spec.compute_id, "computes")
     row = repo.compute(ref.child_id("computes", name))
     target = f"{P}.computeId"
+    if row is None and local.is_local_name(name):  # what a sweep's or a pipeline step's compute="local" sends
+        raise ValidationFailed(local.REFUSED.format(what="sweeps and pipeline steps"), target=target)
     if row is None or row.provisioning_state == "Deleting":
         raise ValidationFailed(f"Compute '{name}' was not found in workspace '{ref.name}'. Create it first, or list "
                                "the computes with ml_client.compute.list().", target=target)
@@ -102,10 +106,12 @@ def _check_uris(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec, 
 
 
 def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datetime,
-        data_dir: Path | None = None, outside: Mapping[str, str | None] | None = None) -> tuple[Job, bool]:
+        data_dir: Path | None = None, outside: Mapping[str, str | None] | None = None,
+        client: bool = False) -> tuple[Job, bool]:
     """`data_dir`: where the api finds the workspace's files, to refuse an input that is not there; None
     leaves that to the job. `outside`: the copies of inputs outside the workspace (services/external_data),
-    made before the transaction; without them such inputs are refused."""
+    made before the transaction; without them such inputs are refused. `client`: a job its client submits (not a
+    sweep's trial, a pipeline's step, a schedule's run), which alone may run on local compute: its client starts it."""
     command_job.name(name)
     workspace = workspaces.get(repo, ref)
     props, spec = command_job.parse(body)
@@ -115,6 +121,12 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     if spec.compute_id:
         compute = _compute(repo, ref, spec)
         props["computeId"] = f"{ref.arm_id}/computes/{compute.name}"
+    elif spec.local:  # it waits for its client to start it (start_local)
+        if not client:
+            raise ValidationFailed(local.REFUSED.format(what="sweeps, pipeline steps and schedules"),
+                                   target=f"{P}.resources.properties.{local.FLAG}")
+        compute = local_runs.capacity_for(repo, ref, workspace, now)
+        props[local.AWAITING] = True
     else:  # serverless: the job keeps naming no compute, as Azure shows it
         compute = serverless.cluster_for(repo, ref, workspace, spec.capacity, spec.instance_count,
                                          now, P)
@@ -152,7 +164,8 @@ def experiment(repo: Repository, workspace_key: str, name: str) -> None:
 
 
 def update(job: Job, props: dict, now: datetime) -> Job:
-    fixed = {k: v for k, v in props.items() if k not in MUTABLE and k != "computeId"}
+    """A PUT on an existing job (the SDK sends back what it read, read-only `services` too: a local run's)."""
+    fixed = {k: v for k, v in props.items() if k not in MUTABLE and k not in ("computeId", "services")}
     stored = {k: v for k, v in job.body.items() if k not in MUTABLE and k != "computeId" and k in fixed}
     changed = sorted(k for k in fixed if fixed[k] != stored.get(k))
     if changed:
@@ -161,6 +174,21 @@ def update(job: Job, props: dict, now: datetime) -> Job:
     job.body = {**job.body, **{k: props[k] for k in MUTABLE if k in props}}
     job.modified_at = now
     return job
+
+
+def start_local(repo: Repository, ref: WorkspaceRef, body: object, now: datetime) -> bytes:
+    """The client's call to the Execution Service: its local job may start (once: a repeated call starts nothing
+    more). The answer is the zip the SDK unzips and invokes."""
+    job = get(repo, ref, local.run_of(body))
+    if not local.is_local_compute(job.compute_key.rsplit("/", 1)[-1]):
+        raise ValidationFailed(f"Job '{job.name}' does not run on local compute: it started when it was submitted.",
+                               target="RunId")
+    if job.body.get(local.AWAITING):
+        if job.status != JobStatus.NOT_STARTED.value:  # cancelled before its client started it
+            raise Conflict(f"Job '{job.name}' is {job.status}: it can no longer start.", target="RunId")
+        job.body = {k: v for k, v in job.body.items() if k != local.AWAITING}
+        transition(job, JobStatus.STARTING, now, "started by its client (local compute)")
+    return local.invocation_zip(job.name)
 
 
 def get(repo: Repository, ref: WorkspaceRef, name: str) -> Job:

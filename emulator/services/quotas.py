@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import datetime
 
 from emulator.domain import events as kinds
-from emulator.domain.compute import capacity, cluster, quota, vm_sizes
+from emulator.domain.compute import capacity, cluster, local, quota, vm_sizes
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.compute.quota import Binding, Limits, Usage
 from emulator.errors import ValidationFailed
@@ -45,6 +45,8 @@ def usage_of(repo: Repository, rows: list[Compute]) -> Usage:
     dedicated: Counter = Counter()
     low_priority = 0
     for row in rows:
+        if local.is_local_compute(row.name):  # the emulator's machine: no Azure quota
+            continue
         spec = computes.spec_of(row)
         if row.compute_type == "ComputeInstance":  # one node, running or stopped
             dedicated[spec.vm_size.family] += spec.vm_size.vcpus
@@ -99,7 +101,7 @@ def _most_nodes(repo: Repository, settings: Settings, compute: Compute, low: boo
 def never_fits(repo: Repository, settings: Settings, compute: Compute, nodes: int) -> str | None:
     """Azure's failure message for a job whose `nodes` alone are above the cluster's quota (it would wait forever);
     None when they fit once the quota is free, or on a compute that is not a cluster."""
-    if compute.compute_type != "AmlCompute":
+    if compute.compute_type != "AmlCompute" or local.is_local_compute(compute.name):
         return None
     spec = computes.spec_of(compute)
     most, binding, scope = min((*quota.most_nodes(regional_limits(repo, settings), spec.vm_size, spec.low_priority),

@@ -22,7 +22,7 @@ from emulator.controller.steps import Steps
 from emulator.controller.workspace_networks import WorkspaceNetworks
 from emulator.dispatch.celery_app import ready_key
 from emulator.domain import events as kinds
-from emulator.domain.compute import cluster
+from emulator.domain.compute import cluster, local
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.ids import WorkspaceRef
 from emulator.runtime import labels
@@ -176,7 +176,8 @@ class ClusterReconciler:
         nodes = repo.nodes(compute.key)
         demand, pending = self.scheduler.schedule(repo, compute, nodes, now, effects) if self.scheduler else (0, 0)
         views = [cluster.NodeView(n.node_id, NodeState(n.state), n.idle_since) for n in nodes]
-        growing = demand or spec.scale.min_nodes
+        # the local capacity is the emulator's machine: no Azure quota or capacity shortage holds it
+        growing = (demand or spec.scale.min_nodes) and not local.is_local_compute(compute.name)
         room = quotas.room(repo, self.settings, compute)[0] if growing else None
         shortage = capacity.for_cluster(repo, self.settings, compute, now) if growing else None
         plan = cluster.plan_scale(views, demand=demand, scale=spec.scale, now=now,

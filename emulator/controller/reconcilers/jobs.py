@@ -19,7 +19,7 @@ from emulator.controller.scheduling.attempts import preempt, release
 from emulator.controller.steps import Steps
 from emulator.dispatch.protocol import job_tag
 from emulator.domain import events as kinds
-from emulator.domain.compute import vm_sizes
+from emulator.domain.compute import local, vm_sizes
 from emulator.domain.compute.cluster import ClusterSpec, NodeState
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts, limits
@@ -202,6 +202,8 @@ class JobReconciler:
             self._advance(repo, job, now)
 
     def _advance(self, repo: Repository, job: Job, now: datetime) -> None:
+        if job.status == S.NOT_STARTED and job.body.get(local.AWAITING):
+            return  # a local job: its client starts it (services/jobs.py start_local)
         if job.status == S.NOT_STARTED:
             transition(job, S.STARTING, now)
         if job.status == S.STARTING:

@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from emulator.domain import durations
-from emulator.domain.compute import vm_sizes
+from emulator.domain.compute import local, vm_sizes
 from emulator.errors import ValidationFailed
 
 DEFAULT_IDLE_SECONDS = 120.0  # Azure's service default (semantics §1.1)
@@ -88,11 +88,14 @@ def parse_scale(scale: object) -> ScaleSettings:
     return ScaleSettings(min_nodes, max_nodes, idle_seconds)
 
 
-def parse_spec(props: dict) -> ClusterSpec:
-    """Validate the inner `properties` of an AmlCompute PUT."""
+def parse_spec(props: dict, local_capacity: bool = False) -> ClusterSpec:
+    """Validate the inner `properties` of an AmlCompute PUT (`local_capacity`: the emulator's own local capacity,
+    sized by its machine, which no PUT can make)."""
     size_name = props.get("vmSize")
     size_name = "Standard_DS3_v2" if size_name is None else size_name
     size = vm_sizes.find(size_name) if isinstance(size_name, str) else None
+    if local_capacity and size_name == local.SIZE_NAME:  # the local capacity: the emulator's machine
+        size = local.size_of(props)
     if size is None:
         raise ValidationFailed(
             f"VM size '{size_name}' is not supported. List the supported sizes with ml_client.compute.list_sizes().",

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from emulator.domain import durations, payload
-from emulator.domain.compute import preemption, serverless
+from emulator.domain.compute import local, preemption, serverless
 from emulator.domain.jobs import placeholders
 from emulator.errors import ValidationFailed
 
@@ -30,7 +30,7 @@ RESOLVED_INPUTS = "amlemuInputDataUris"
 RESOLVED_ENVIRONMENT = "amlemuEnvironmentKey"
 # A pipeline step's reuse key (domain/jobs/pipeline_steps.py): an earlier run with the same may stand in for it.
 REUSE_KEY = "amlemuReuseKey"
-PRIVATE = (RESOLVED_INPUTS, RESOLVED_ENVIRONMENT, REUSE_KEY)  # the emulator's own, never shown
+PRIVATE = (RESOLVED_INPUTS, RESOLVED_ENVIRONMENT, REUSE_KEY, local.AWAITING)  # the emulator's own, never shown
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,9 @@ class JobSpec:
     command: str
     code_id: str | None
     environment_id: str
-    compute_id: str | None  # None: serverless compute, on `capacity`
+    compute_id: str | None  # None: serverless compute, on `capacity`, or local compute
     capacity: serverless.Capacity | None
+    local: bool  # compute="local": the emulator's machine (domain/compute/local.py)
     inputs: dict[str, dict]
     outputs: dict[str, dict]
     environment_variables: dict[str, str]
@@ -149,13 +150,17 @@ def parse(body: object) -> tuple[dict, JobSpec]:
     resources = payload.obj(props.get("resources"), f"{P}.resources")
     tier = serverless.job_tier(payload.obj(props.get("queueSettings"), f"{P}.queueSettings"), P)
     limits = payload.obj(props.get("limits"), f"{P}.limits")
+    on_machine = local.is_local(resources) and not compute_id
     spec = JobSpec(command=command, code_id=code_id or None,
                    environment_id=payload.required_string(props.get("environmentId"), f"{P}.environmentId"),
-                   compute_id=compute_id, capacity=None if compute_id else serverless.capacity(resources, tier, P),
+                   compute_id=compute_id, local=on_machine,
+                   capacity=None if compute_id or on_machine else serverless.capacity(resources, tier, P),
                    inputs=inputs, outputs=outputs,
                    environment_variables=payload.string_map(props.get("environmentVariables"), f"{P}.environmentVariables"),
                    instance_count=_instance_count(resources), distribution=_distribution(props.get("distribution")),
                    timeout_seconds=_timeout(limits))
+    if on_machine:
+        local.check(spec.instance_count, spec.distribution, P)
     for key in ("displayName", "experimentName", "description"):
         payload.string(props.get(key), f"{P}.{key}")
     props.update(inputs=inputs, outputs=outputs, environmentVariables=spec.environment_variables,

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from emulator.domain.compute import serverless
+from emulator.domain.compute import local
 from emulator.domain.ids import WorkspaceRef
 from emulator.services import computes, quotas
 from emulator.services.facade.base import Service
@@ -26,7 +26,7 @@ class Computes(Service):
     def listed(self, ref: WorkspaceRef) -> list[ComputeView]:
         with self.in_workspace(ref) as (repo, workspace):
             return [_view(repo, row, workspace) for row in repo.computes(ref.key)
-                    if not serverless.is_serverless(row.name)]
+                    if not local.is_hidden(row.name)]
 
     def get(self, ref: WorkspaceRef, name: str) -> ComputeView:
         with self.in_workspace(ref) as (repo, workspace):

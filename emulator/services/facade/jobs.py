@@ -11,8 +11,11 @@ class Jobs(Service):
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[Job, bool, Workspace]:
         outside = self._outside(ref, name, body)
         with self.store.transaction() as repo:
-            submit = sweeps.put if sweeps.is_sweep(body) else pipelines.put if pipelines.is_pipeline(body) else jobs.put
-            row, created = submit(repo, ref, name, body, self.clock(), self.settings.data_dir, outside)
+            if sweeps.is_sweep(body) or pipelines.is_pipeline(body):
+                submit = sweeps.put if sweeps.is_sweep(body) else pipelines.put
+                row, created = submit(repo, ref, name, body, self.clock(), self.settings.data_dir, outside)
+            else:
+                row, created = jobs.put(repo, ref, name, body, self.clock(), self.settings.data_dir, outside, client=True)
             return row, created, workspaces.get(repo, ref)
 
     def _outside(self, ref: WorkspaceRef, name: str, body: object) -> dict[str, str | None]:
@@ -23,6 +26,12 @@ class Jobs(Service):
             if repo.job(ref.child_id("jobs", name)) is not None:
                 return {}
         return ExternalData.of(self.settings).copies_of(ref, body)
+
+    def start_local(self, ref: WorkspaceRef, body: object) -> bytes:
+        """The Execution Service's start of a local run: the zip its client invokes."""
+        with self.store.transaction() as repo:
+            workspaces.get(repo, ref)
+            return jobs.start_local(repo, ref, body, self.clock())
 
     def get(self, ref: WorkspaceRef, name: str) -> tuple[Job, Workspace]:
         """NotFound for the job before the workspace: a deleted workspace's jobs stay until they end."""

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from emulator import confined
-from emulator.domain.compute import serverless
+from emulator.domain.compute import local, serverless
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
 from emulator.domain.serving import traffic
@@ -100,7 +100,7 @@ class BatchCard:
 
 def compute_name(row: Job) -> str:
     name = row.compute_key.rsplit("/", 1)[-1]
-    return "serverless" if serverless.is_serverless(name) else name
+    return "serverless" if serverless.is_serverless(name) else "local" if local.is_local_compute(name) else name
 
 
 def _values(job: Job, what: str) -> list[str]:
@@ -127,7 +127,7 @@ class Studio(Service):
         """Every compute of the workspace, or the one named (NotFound if there is none), and what they cost."""
         with self.in_workspace(ref) as (repo, workspace):
             rows = [computes.get(repo, ref, name)] if name else repo.computes(ref.key)
-            cards = [self._card(repo, row) for row in rows if not serverless.is_serverless(row.name)]
+            cards = [self._card(repo, row) for row in rows if not local.is_hidden(row.name)]
             return workspace, cards, cost.report(repo, workspace, None, self.clock())
 
     def timeline(self, ref: WorkspaceRef, subject: str | None = None) -> TimelineView:
