@@ -81,10 +81,36 @@ def _add_tree(tar: tarfile.TarFile, fd: int, name: str, skipped: list[str]) -> N
             skipped.append(where)
 
 
-def pack(root, rels: Iterable[str], out: IO[bytes]) -> list[str]:
-    """Write a tar of the files and folders `rels` (relative to `root`) to `out`, each under its relative path.
-    Paths that are not there (or pass through a link) are left out; so are links, devices and sockets inside.
-    Returns what was left out."""
+def listing(root, rels: Iterable[str]) -> dict[str, tuple[int, int] | None]:
+    """The plain files (size, mtime in ns) and folders (None) at and under `rels`, reached without following a
+    link: what `pack` would send, to tell what changed since."""
+    found: dict[str, tuple[int, int] | None] = {}
+
+    def walk(fd: int, name: str) -> None:
+        found[name] = None
+        for entry in os.listdir(fd):
+            st = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                found[f"{name}/{entry}"] = (st.st_size, st.st_mtime_ns)
+            elif stat.S_ISDIR(st.st_mode):
+                child = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                try:
+                    walk(child, f"{name}/{entry}")
+                finally:
+                    os.close(child)
+    for rel in rels:
+        try:
+            with confined.directory(root, rel) as fd:
+                walk(fd, "/".join(confined.parts(rel)))
+        except (OSError, PathEscape):  # not there, not a folder, or through a link
+            continue
+    return found
+
+
+def pack(root, rels: Iterable[str], out: IO[bytes], recursive: bool = True) -> list[str]:
+    """Write a tar of the files and folders `rels` (relative to `root`) to `out`, each under its relative path
+    (a folder without what it holds unless `recursive`). Paths that are not there (or pass through a link) are
+    left out; so are links, devices and sockets inside. Returns what was left out."""
     skipped: list[str] = []
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
         for rel in rels:
@@ -93,7 +119,9 @@ def pack(root, rels: Iterable[str], out: IO[bytes]) -> list[str]:
             try:
                 with confined.directory(root, "/".join(folders) or ".") as parent:
                     st = os.stat(last, dir_fd=parent, follow_symlinks=False)
-                    if stat.S_ISDIR(st.st_mode):
+                    if stat.S_ISDIR(st.st_mode) and not recursive:
+                        tar.addfile(_info(name, st))
+                    elif stat.S_ISDIR(st.st_mode):
                         with confined.directory(root, name) as fd:
                             _add_tree(tar, fd, name, skipped)
                     elif stat.S_ISREG(st.st_mode):

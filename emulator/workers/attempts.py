@@ -110,14 +110,13 @@ def _fetched(files: file_sync.FileSync | None, attempt: Attempt) -> bool:
         return False
 
 
-def _send_back(files: file_sync.FileSync | None, pump: file_sync.LogPump | None, attempt: Attempt) -> None:
+def _send_back(uploads: file_sync.Uploads | None, attempt: Attempt) -> None:
     """A detached node's rank: the rest of its log, then what it wrote; a stale attempt's are refused by the api,
     and dropped."""
-    if files is None or pump is None:
+    if uploads is None:
         return
     try:
-        pump.stop()
-        files.send_back(attempt)
+        uploads.stop()
     except file_sync.Stale:
         log.info("%s attempt %s is no longer current: its files are not sent back", attempt.job_name,
                  attempt.attempt)
@@ -162,10 +161,10 @@ def execute(message: dict, runtime: Containers, broker: redis.Redis, node: "Node
             return "cancelled"
         open_gate(runtime, container, data_dir / attempt.workdir / GATE, node.job_env(), mount_checks(attempt, data_dir))
         protocol.report(broker, "running", attempt, node_id, container=container.id)
-        pump = file_sync.LogPump(node.files, attempt) if node.files is not None else None
+        uploads = file_sync.Uploads(node.files, attempt) if node.files is not None else None
 
         def ended(outcome: job_runner.Outcome) -> None:
-            _send_back(node.files, pump, attempt)  # a detached node's log and outputs: in the workspace at the end
+            _send_back(uploads, attempt)  # a detached node's log and outputs: in the workspace at the end
             protocol.report(broker, "ended", attempt, node_id, exit_code=outcome.exit_code,
                             oom=outcome.oom_killed, tail=outcome.log_tail, error=None, limit=outcome.limit)
 

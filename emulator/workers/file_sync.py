@@ -22,6 +22,7 @@ from emulator.errors import EmulatorError, PathEscape
 
 log = logging.getLogger("amlemu.node")
 LOG_SECONDS = 0.25  # how often a running rank's log is looked at for new bytes
+OUTPUT_SECONDS = 2.0  # how often what it wrote is looked at for changes
 LOG_CHUNK = 4 << 20  # bytes of log sent in one request (the api takes at most 8 MiB)
 _CHUNK = 1 << 20
 API_URL, TOKEN, CA, VOLUME = rank_files.API_URL, rank_files.TOKEN, rank_files.CA, rank_files.VOLUME
@@ -38,6 +39,7 @@ class FileSync:
                                    headers={"Authorization": f"Bearer {token}"},
                                    timeout=httpx.Timeout(120.0, connect=10.0))
         self.path, self.data_dir = f"/_emulator/nodes/{node_id}/files", data_dir
+        self.fetched: dict[tuple[str, int, int], dict] = {}  # what each rank's writable mounts held once fetched
 
     @staticmethod
     def _rank(attempt: Attempt) -> dict:
@@ -63,6 +65,8 @@ class FileSync:
                     spool.write(chunk)
             spool.seek(0)
             confined_tar.unpack(self.data_dir, spool, lambda rel: rank_files.inside(rel, scope.reads), 1 << 62)
+        # not sent back unless the rank changes it
+        self.fetched[_key(attempt)] = confined_tar.listing(self.data_dir, scope.writes)
 
     def send_log(self, attempt: Attempt, held: int) -> int:
         """Send the log's bytes past `held` (what the api holds); returns what it holds now."""
@@ -75,23 +79,31 @@ class FileSync:
             self._check(response)
             held = int(response.json()["held"])
 
-    def send_back(self, attempt: Attempt) -> None:
-        """Send what the rank wrote (its writable mounts; links and devices it planted are left out)."""
-        scope = rank_files.scope(attempt)
+    def send_changed(self, attempt: Attempt, sent: dict) -> dict:
+        """Send what the rank wrote (its writable mounts) that changed since `sent` (what was sent before, as
+        confined_tar.listing gives it); returns what is sent now. Links and devices it planted are left out."""
+        now = confined_tar.listing(self.data_dir, rank_files.scope(attempt).writes)
+        changed = [rel for rel, seen in now.items() if rel not in sent or (seen is not None and sent[rel] != seen)]
+        if not changed:
+            return sent
         with tempfile.TemporaryFile(dir=self.data_dir) as spool:
-            skipped = confined_tar.pack(self.data_dir, scope.writes, spool)
+            confined_tar.pack(self.data_dir, changed, spool, recursive=False)
             spool.seek(0)
-            response = self.client.put(self.path, params=self._rank(attempt), content=iter(lambda: spool.read(_CHUNK), b""))
+            response = self.client.put(self.path, params=self._rank(attempt),
+                                       content=iter(lambda: spool.read(_CHUNK), b""))
         self._check(response)
-        if skipped:
-            log.info("%s attempt %s rank %s: not sent back (links, devices, missing): %s", attempt.job_name,
-                     attempt.attempt, attempt.rank, ", ".join(skipped[:20]))
+        return now
 
     def forget(self, attempt: Attempt) -> None:
         """Remove the node's copies of the rank's files (the next rank fetches its own)."""
         scope = rank_files.scope(attempt)
+        self.fetched.pop(_key(attempt), None)
         for rel in (*scope.reads, *scope.writes, scope.log_file):
             _remove(self.data_dir, rel)
+
+
+def _key(attempt: Attempt) -> tuple[str, int, int]:
+    return attempt.job_key, attempt.attempt, attempt.rank
 
 
 def _remove(root: Path, rel: str) -> None:
@@ -119,31 +131,36 @@ def _read_from(root: Path, rel: str, offset: int, limit: int) -> bytes:
         os.close(fd)
 
 
-class LogPump:
-    """Sends a running rank's new log bytes every LOG_SECONDS; `stop` sends the rest and returns."""
+class Uploads:
+    """Sends a running rank's new log bytes every LOG_SECONDS and what it wrote every OUTPUT_SECONDS, as a shared
+    node's jobs write straight into the workspace: a node killed or preempted mid-job leaves its outputs so far
+    (a checkpoint) for the next attempt. `stop` sends the rest and returns."""
 
     def __init__(self, files: FileSync, attempt: Attempt):
         self.files, self.attempt, self.held = files, attempt, 0
+        self.sent = files.fetched.pop(_key(attempt), {})
         self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="log-pump", daemon=True)
+        self.thread = threading.Thread(target=self._run, name="uploads", daemon=True)
         self.thread.start()
 
-    def _send(self) -> None:
-        self.held = self.files.send_log(self.attempt, self.held)
-
     def _run(self) -> None:
+        looks = 0
         while not self.stopping.wait(LOG_SECONDS):
+            looks += 1
             try:
-                self._send()
+                self.held = self.files.send_log(self.attempt, self.held)
+                if looks % round(OUTPUT_SECONDS / LOG_SECONDS) == 0:
+                    self.sent = self.files.send_changed(self.attempt, self.sent)
             except Stale:
                 return
-            except (httpx.HTTPError, EmulatorError) as exc:  # the api restarting, say: sent at the next look
-                log.warning("could not send %s's log yet: %s", self.attempt.job_name, exc)
+            except (httpx.HTTPError, EmulatorError, OSError) as exc:  # the api restarting, say: at the next look
+                log.warning("could not send %s's files yet: %s", self.attempt.job_name, exc)
 
     def stop(self) -> None:
         self.stopping.set()
         self.thread.join()
-        self._send()
+        self.held = self.files.send_log(self.attempt, self.held)
+        self.sent = self.files.send_changed(self.attempt, self.sent)
 
 
 def from_env(node_id: str, data_dir: Path) -> FileSync | None:

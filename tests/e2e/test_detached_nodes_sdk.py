@@ -2,22 +2,28 @@
 cluster tagged `amlemu.detached_nodes` gets nodes with a data volume of their own and no view of the stack's
 folder. A job through the unmodified SDK reads its code and inputs (mounted and downloaded), its log reaches
 `jobs.stream` while it runs, its node is killed mid-job, it requeues and completes on a fresh node, and its
-outputs are in the workspace (a link it planted among them is not); once the cluster goes, no volume is left."""
+outputs are in the workspace (a link it planted among them is not); once the cluster goes, no volume is left.
+The checkpointing sample, preempted on a detached low-priority node, resumes from its checkpoint."""
 
 import contextlib
 import io
+import json
 import os
 import threading
 import uuid
+from pathlib import Path
 
 import pytest
-from azure.ai.ml import Input, Output, command
+from azure.ai.ml import Input, Output, command, load_job
 from azure.ai.ml.entities import AmlCompute, Data, Environment
 
 from emulator.runtime.docker import DockerRuntime
+from tests.samples import checkpointing_result
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_jobs" / "checkpointing"
+STEPS, STEP_SECONDS = 40, 0.5  # 20 s of steps, a checkpoint every 5 (2.5 s)
 SCRIPT = """set -e
 echo "detached says: $(cat "$1/greeting.txt")"
 echo "node token: ${AMLEMU_NODE_TOKEN:-none}"
@@ -63,6 +69,10 @@ def test_a_job_on_detached_nodes_gets_its_files_streams_its_log_and_survives_a_k
     wait_until(lambda: log.exists() and "waiting to be killed" in log.read_text(), timeout=240, interval=0.3,
                message="attempt 1's log in the workspace while it runs")
     assert _status(ml_client, name) == "Running"
+    # and what it wrote so far, as on a node that shares the workspace's storage
+    outputs = job_dir(name) / "outputs"
+    wait_until(lambda: (outputs / "attempt-1.txt").exists(), timeout=30, interval=0.2,
+               message="attempt 1's output in the workspace while it runs")
     (node,) = nodes_of(cluster)
     mounts = runtime.client.api.inspect_container(node.id)["Mounts"]
     assert not any(str(stack.home) in m.get("Source", "") for m in mounts), mounts  # no view of the stack's folder
@@ -83,8 +93,8 @@ def test_a_job_on_detached_nodes_gets_its_files_streams_its_log_and_survives_a_k
     text = log.read_text()
     assert text.count("finished") == 1 and text.count("detached says: hello from the workspace") == 2, text
 
-    # What attempt 2 wrote is in the workspace; the link it planted is not.
-    outputs = job_dir(name) / "outputs"
+    # What both attempts wrote is in the workspace (the killed node's so far kept); the link they planted is not.
+    assert (outputs / "attempt-1.txt").read_text() == "attempt 1\n"
     assert (outputs / "attempt-2.txt").read_text() == "attempt 2\n"
     assert not os.path.lexists(outputs / "escape")
     ml_client.jobs.download(name, download_path=str(tmp_path / "dl"), output_name="named")
@@ -94,3 +104,28 @@ def test_a_job_on_detached_nodes_gets_its_files_streams_its_log_and_survives_a_k
     wait_until(lambda: not _node_volumes(runtime), timeout=60, interval=0.5,
                message="the detached nodes' data volumes to go with them")
     assert not runtime.list({"amlemu.stack": os.environ["AMLEMU_STACK"], "amlemu.role": "job", "amlemu.job-name": name})
+
+
+def test_the_checkpointing_sample_preempted_on_a_detached_node_resumes_from_its_checkpoint(
+        ml_client, rest, workspace_path, job_outputs):
+    cluster = f"e2e-dspot-{uuid.uuid4().hex[:4]}"
+    ml_client.compute.begin_create_or_update(AmlCompute(
+        name=cluster, size="Standard_DS3_v2", tier="low_priority", min_instances=0, max_instances=1,
+        idle_time_before_scale_down=5, tags={"amlemu.detached_nodes": "true"})).result()
+    job = load_job(SAMPLE / "job.yml", params_override=[
+        {"compute": f"azureml:{cluster}"}, {"inputs.steps": STEPS}, {"inputs.step_seconds": STEP_SECONDS},
+        {"experiment_name": "e2e-detached-preemption"}])
+    name = ml_client.jobs.create_or_update(job).name
+    # its checkpoint reaches the workspace while it runs on a node that does not share it
+    wait_until(lambda: (job_outputs(name) / "checkpoint.json").exists(), timeout=180, interval=0.3,
+               message="the job's first checkpoint in the workspace")
+    response = rest.post(f"/_emulator{workspace_path}/computes/{cluster}/preempt", json={})
+    assert response.status_code == 202, response.text
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ml_client.jobs.stream(name)
+    assert _status(ml_client, name) == "Completed"
+    out = printed.getvalue()
+    assert "amlemu: attempt 2. " in out and "resuming from step" in out, out[-3000:]
+    assert json.loads((job_outputs(name) / "result.json").read_text()) == checkpointing_result(STEPS)
+    ml_client.compute.begin_delete(cluster).result()

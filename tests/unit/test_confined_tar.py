@@ -117,3 +117,14 @@ def test_unpack_stops_past_its_byte_budget_and_refuses_what_is_not_a_tar(data):
     assert not (data / OUT / "b").exists()
     with pytest.raises(BadRequest):
         confined_tar.unpack(data, io.BytesIO(b"not a tar at all" * 100), _inside_out, 1 << 20)
+
+
+def test_listing_tells_files_and_folders_without_following_links_and_pack_can_send_folders_bare(data, tmp_path):
+    (data / OUT / "escape").symlink_to(tmp_path)
+    found = confined_tar.listing(data, [OUT, "missing"])
+    assert set(found) == {OUT, f"{OUT}/model.txt", f"{OUT}/sub", f"{OUT}/sub/run.sh"}
+    assert found[OUT] is None and found[f"{OUT}/model.txt"][0] == len("weights")
+    stream = io.BytesIO()
+    confined_tar.pack(data, [f"{OUT}/sub"], stream, recursive=False)
+    stream.seek(0)
+    assert tarfile.open(fileobj=stream).getnames() == [f"{OUT}/sub"]
