@@ -31,8 +31,8 @@ class NodeFiles:
         self.staging = settings.data_dir / ".node-files"
 
     def staging_path(self) -> Path:
-        self.staging.mkdir(parents=True, exist_ok=True)
-        return self.staging / uuid.uuid4().hex
+        """Where an upload is received before it is unpacked (on the data folder's file system)."""
+        return Path(self._staging_dir()) / uuid.uuid4().hex
 
     def scope(self, node_id: str, authorization: str | None, job: str, attempt: int, rank: int) -> Scope:
         """The rank's recorded scope, for the node that claimed it while its attempt is current."""

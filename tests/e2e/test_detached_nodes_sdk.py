@@ -11,18 +11,16 @@ import json
 import os
 import threading
 import uuid
-from pathlib import Path
 
 import pytest
-from azure.ai.ml import Input, Output, command, load_job
+from azure.ai.ml import Input, Output, command
 from azure.ai.ml.entities import AmlCompute, Data, Environment
 
 from emulator.runtime.docker import DockerRuntime
-from tests.samples import checkpointing_result
+from tests.samples import checkpointing_job, checkpointing_result
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_jobs" / "checkpointing"
 STEPS, STEP_SECONDS = 40, 0.5  # 20 s of steps, a checkpoint every 5 (2.5 s)
 SCRIPT = """set -e
 echo "detached says: $(cat "$1/greeting.txt")"
@@ -112,9 +110,7 @@ def test_the_checkpointing_sample_preempted_on_a_detached_node_resumes_from_its_
     ml_client.compute.begin_create_or_update(AmlCompute(
         name=cluster, size="Standard_DS3_v2", tier="low_priority", min_instances=0, max_instances=1,
         idle_time_before_scale_down=5, tags={"amlemu.detached_nodes": "true"})).result()
-    job = load_job(SAMPLE / "job.yml", params_override=[
-        {"compute": f"azureml:{cluster}"}, {"inputs.steps": STEPS}, {"inputs.step_seconds": STEP_SECONDS},
-        {"experiment_name": "e2e-detached-preemption"}])
+    job = checkpointing_job(cluster, STEPS, STEP_SECONDS, "e2e-detached-preemption")
     name = ml_client.jobs.create_or_update(job).name
     # its checkpoint reaches the workspace while it runs on a node that does not share it
     wait_until(lambda: (job_outputs(name) / "checkpoint.json").exists(), timeout=180, interval=0.3,
