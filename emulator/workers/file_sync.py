@@ -9,6 +9,7 @@ import logging
 import os
 import shutil
 import ssl
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -107,13 +108,15 @@ def _key(attempt: Attempt) -> tuple[str, int, int]:
 
 
 def _remove(root: Path, rel: str) -> None:
-    path = root.joinpath(*confined.parts(rel))
+    """Remove the file or folder `rel`, reached without following a link a job may have planted on its way."""
+    *folders, name = confined.parts(rel)
     try:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-    except FileNotFoundError:
+        with confined.directory(root, "/".join(folders) or ".") as parent:
+            if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                shutil.rmtree(name, dir_fd=parent)
+            else:
+                os.unlink(name, dir_fd=parent)
+    except (FileNotFoundError, PathEscape):  # not there, or past a link: nothing of it is the node's to remove
         pass
 
 
