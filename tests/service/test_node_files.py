@@ -196,3 +196,9 @@ def test_the_log_is_appended_once_however_often_a_chunk_is_sent(client, secret, 
 
 def test_the_node_routes_are_not_in_the_openapi_schema(client):
     assert not any(path.startswith("/_emulator/nodes") for path in client.get("/openapi.json").json()["paths"])
+
+
+def test_a_request_without_its_rank_is_a_bad_request_naming_the_field(client, secret, broker, data):
+    response = client.get(FILES, params={"job": JOB_KEY, "attempt": 1}, headers=_auth(secret))
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["target"] == "rank"
