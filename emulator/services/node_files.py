@@ -6,8 +6,9 @@ the paths the controller recorded for the rank when it sent it (dispatch/rank_fi
 upload is refused, and is checked again before each file it writes, so it cannot overwrite a newer attempt's.
 """
 
+import logging
 import os
-import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from emulator.dispatch.rank_files import Scope
 from emulator.errors import Conflict, Forbidden, NotFound, RequestTooLarge, RuntimeUnavailable, Unauthorized
 from emulator.settings import Settings
 
+log = logging.getLogger("amlemu.api")
 LOG_CHUNK_MAX = 8 << 20  # one append of a log's new bytes
 _CHUNK = 1 << 20
 
@@ -56,15 +58,22 @@ class NodeFiles:
         return found
 
     def reads(self, scope: Scope) -> Iterator[bytes]:
-        """A tar of what the rank reads (what is not there is left out: the node says so as it lays it out)."""
-        spool = tempfile.TemporaryFile(dir=self._staging_dir())
-        confined_tar.pack(self.data_dir, scope.reads, spool)
-        spool.seek(0)
-        try:
-            while chunk := spool.read(_CHUNK):
+        """A tar of what the rank reads, packed as it is sent (what is not there is left out: the node says so as
+        it lays it out). A node that goes away mid-way stops the packing."""
+        readable, writable = os.pipe()
+
+        def produce() -> None:
+            try:
+                with os.fdopen(writable, "wb") as out:
+                    confined_tar.pack(self.data_dir, scope.reads, out)
+            except BrokenPipeError:
+                pass
+            except Exception:  # the node finds the tar cut short, and the job fails saying so
+                log.exception("could not pack a rank's files")
+        threading.Thread(target=produce, name="node-files", daemon=True).start()
+        with os.fdopen(readable, "rb") as source:
+            while chunk := source.read(_CHUNK):
                 yield chunk
-        finally:
-            spool.close()
 
     def append_log(self, scope: Scope, job: str, attempt: int, rank: int, offset: int, data: bytes) -> int:
         """Append the log's bytes from `offset` (of the node's copy): a chunk sent again is not appended twice.

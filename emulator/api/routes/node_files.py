@@ -8,6 +8,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from emulator import confined_tar
 from emulator.api.deps import Ctx
 from emulator.services import blob_io
 from emulator.services.node_files import LOG_CHUNK_MAX
@@ -47,6 +48,8 @@ async def writes(ctx: Ctx, request: Request, node_id: str, job: Job, attempt: Nu
     """A tar of what the rank wrote (its outputs, logs, named outputs), unpacked into the workspace's storage."""
     files = ctx.services.node_files
     scope = await to_thread.run_sync(files.scope, node_id, authorization, job, attempt, rank)
-    staged = await blob_io.receive(request.stream(), files.staging_path(), scope.max_bytes)
+    # the files within the attempt's bound, and a tar's headers and padding besides
+    staged = await blob_io.receive(request.stream(), files.staging_path(),
+                                   scope.max_bytes + 1024 * confined_tar.MAX_MEMBERS)
     written = await to_thread.run_sync(files.receive, scope, job, attempt, staged.path)
     return JSONResponse({"written": written})
