@@ -50,6 +50,11 @@ class Settings(BaseSettings):
     jobs_api_host: str = "api"
 
     node_image: str = "amlemu/emulator:latest"
+    # Cluster nodes with a data folder of their own (a volume of their engine) instead of the emulator's: they fetch
+    # a job's files from the api and send its log and outputs back (workers/file_sync.py), as nodes on another
+    # machine must. Per cluster, the tag `amlemu.detached_nodes` ("true"/"false") overrides it.
+    detached_nodes: bool = False
+    node_api_url: str = "https://api:8443"  # where detached nodes reach the api (its certificate names `api`)
     instance_image: str = images.INSTANCE_IMAGE  # compute instances: JupyterLab, a terminal, sshd
     instance_job_slots: int = Field(1, ge=1, le=8)  # jobs a compute instance runs at once (the rest queue)
     docker_network: str = "amlemu"

@@ -24,6 +24,7 @@ from emulator.controller.reconcilers.instances import InstanceReconciler
 from emulator.controller.reconcilers.job_containers import JobContainers
 from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.controller.reconcilers.meter import Meter
+from emulator.controller.reconcilers.node_volumes import NodeVolumes
 from emulator.controller.reconcilers.parents import ParentReconciler
 from emulator.controller.reconcilers.sandboxes import Sandboxes
 from emulator.controller.reconcilers.schedules import ScheduleReconciler
@@ -86,6 +87,7 @@ class Controller:
                                             ServingImages(resolver).prepare, self.act, networks=self.networks)
         self.steps = Steps()
         self.leftovers = Leftovers(settings, store)
+        self.node_volumes = NodeVolumes(settings, store, runtime, clock)  # detached nodes' data folders
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
         self.schedules = ScheduleReconciler(settings, store, clock)
         self.meter = Meter(settings, store, clock, secret)
@@ -128,6 +130,7 @@ class Controller:
         if not steps.run("containers", self._list_containers, by_role):
             return  # without the engine's view nothing below can be decided
         steps.run("clusters", self.clusters.tick, by_role["node"])
+        steps.run("node volumes", self.node_volumes.tick)
         steps.run("instances", self.instances.tick, by_role["instance"] + by_role["agent"])
         steps.run("job containers", self.job_containers.tick, by_role["job"])
         steps.run("sandboxes", self.sandboxes.tick, by_role["sandbox"], by_role["job"])

@@ -229,6 +229,13 @@ class DockerRuntime(DockerNetworks):
         except APIError as exc:
             raise _translate(exc) from exc
 
+    def volume_path(self, name: str) -> Path:
+        """Where the named volume lives on the engine's host: containers this process starts bind-mount it there."""
+        try:
+            return Path(self.client.volumes.get(name).attrs["Mountpoint"])
+        except APIError as exc:
+            raise _translate(exc) from exc
+
     def host_path(self, path: Path) -> Path | None:
         """Where `path`, bind-mounted into this process's own container, lives on the Docker host (containers
         the emulator starts mount host paths, as siblings); None outside a container or for another mount."""
