@@ -10,6 +10,7 @@ route out of it). Each host's engine also listens on tcp://<address>:2375, on th
 load images into it and look at what the emulator left there. Everything made is labelled and removed at the end,
 the hosts' engine storage (an anonymous volume each) included."""
 
+import ipaddress
 import os
 import uuid
 from collections.abc import Iterator
@@ -72,9 +73,11 @@ class StandInHost:
     def engine_url(self) -> str:
         return f"tcp://{self.address}:{ENGINE_PORT}"
 
-    def engine(self) -> docker.DockerClient:
-        """A client of the host's own engine (the caller closes it)."""
-        return docker.DockerClient(base_url=self.engine_url, timeout=120)
+    @contextmanager
+    def engine(self) -> Iterator[docker.DockerClient]:
+        """A client of the host's own engine."""
+        with closing(docker.DockerClient(base_url=self.engine_url, timeout=120)) as client:
+            yield client
 
 
 class StandInHosts:
@@ -114,9 +117,15 @@ class StandInHosts:
         sshd = container.exec_run(["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/22"]).exit_code == 0
         return engine and sshd
 
+    def unused_address(self) -> str:
+        """An address on the private network that no host has: connecting there finds no one (no route)."""
+        self.network.reload()
+        subnet = self.network.attrs["IPAM"]["Config"][0]["Subnet"]
+        return str(ipaddress.ip_network(subnet)[-2])
+
     def load(self, host: StandInHost, image: str) -> None:
         """Copy a local image into the host's engine (it cannot pull either)."""
-        with closing(host.engine()) as engine:
+        with host.engine() as engine:
             engine.images.load(b"".join(self.client.images.get(image).save(named=True)))
 
     def stop(self, host: StandInHost) -> None:

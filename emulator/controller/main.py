@@ -17,6 +17,7 @@ import redis
 
 from emulator import in_job, pki, tokens
 from emulator.controller.effects import Actuator, Effects
+from emulator.controller.hosts import AttachedHosts
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.controller.reconcilers.deleted_workspaces import Leftovers
 from emulator.controller.reconcilers.endpoints import EndpointReconciler
@@ -91,6 +92,7 @@ class Controller:
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
         self.schedules = ScheduleReconciler(settings, store, clock)
         self.meter = Meter(settings, store, clock, secret)
+        self.hosts = AttachedHosts(settings, store, clock, secret)
         self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
         self.parents = ParentReconciler(settings, store, clock, TrialMetrics(store, self.mlflow).series,
                                         {SWEEP: SweepDriver(), PIPELINE: PipelineDriver(), BATCH: BatchDriver()})
@@ -126,6 +128,7 @@ class Controller:
         # and again once children have ended in this pass, so a pipeline's next step starts without a pass's wait
         steps.run("parent jobs", self.parents.tick)
         steps.run("deleted workspaces", self.leftovers.tick)
+        steps.run("attached hosts", self.hosts.tick)
         by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}
         if not steps.run("containers", self._list_containers, by_role):
             return  # without the engine's view nothing below can be decided

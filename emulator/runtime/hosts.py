@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import docker
 import paramiko
-from docker.errors import DockerException, ImageNotFound
+from docker.errors import APIError, DockerException, ImageNotFound
 from docker.transport.sshconn import SSHHTTPAdapter
 
 from emulator.runtime.docker import DockerRuntime
@@ -198,3 +198,18 @@ class HostRuntime(DockerRuntime):
         self.access = access
         client = connect(access)
         super().__init__(client, streams=engine_client(access, timeout=None).api)
+
+    def ensure_image(self, source: docker.DockerClient, image: str) -> str | None:
+        """`image` of the local engine made present here: its id when it had to be copied (the compute records it,
+        for its detach to remove), None when the host had it."""
+        return source.images.get(image).id if copy_image(source, self.client, image) else None
+
+    def remove_image(self, image_id: str) -> None:
+        """An image the emulator copied here; kept when a container still uses it (409) or it is gone already."""
+        try:
+            self.client.images.remove(image_id, force=False)
+        except ImageNotFound:
+            pass
+        except APIError as exc:
+            if exc.status_code != 409:
+                raise

@@ -12,7 +12,7 @@ from emulator.store.tables import Compute, Operation, Workspace
 
 KNOWN_TYPES = ("AKS", "Kubernetes", "AmlCompute", "ComputeInstance", "DataFactory", "VirtualMachine",
                "HDInsight", "Databricks", "DataLakeAnalytics", "SynapseSpark")
-EMULATED_TYPES = ("AmlCompute", "ComputeInstance")
+EMULATED_TYPES = ("AmlCompute", "ComputeInstance", "VirtualMachine")
 
 
 def get(repo: Repository, ref: WorkspaceRef, name: str, serverless_too: bool = False) -> Compute:
@@ -31,7 +31,7 @@ def _cluster_inner(inner: dict) -> dict:
             "scaleSettings": spec.scale.to_arm()}
 
 
-def _validated(body: object, workspace: Workspace) -> dict:
+def _validated(body: object, workspace: Workspace, attachment: dict | None = None) -> dict:
     body = payload.obj(body, "body", required=True)
     payload.finite(body)
     outer = payload.obj(body.get("properties"), "properties", required=True)
@@ -45,6 +45,8 @@ def _validated(body: object, workspace: Workspace) -> dict:
     inner = payload.obj(outer.get("properties"), "properties.properties")
     if compute_type == "ComputeInstance":
         stored_inner, _spec = instances.validated_inner(inner)
+    elif compute_type == "VirtualMachine":  # checked beforehand, outside the transaction (services/attached.py)
+        stored_inner = attachment["inner"]
     else:
         stored_inner = _cluster_inner(inner)
     tags = payload.tags(body.get("tags"))
@@ -54,6 +56,8 @@ def _validated(body: object, workspace: Workspace) -> dict:
                              "description": payload.string(outer.get("description"), "properties.description"),
                              "disableLocalAuth": bool(outer.get("disableLocalAuth", True)),
                              "properties": stored_inner}}
+    if attachment:  # the host's record, its sealed credentials with it: never shown
+        stored["attached"] = attachment["record"]
     return stored
 
 
@@ -75,9 +79,10 @@ def _check_update(row: Compute, stored: dict) -> None:
 
 
 def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,
-        now: datetime) -> tuple[Compute, Operation, bool]:
+        now: datetime, attachment: dict | None = None) -> tuple[Compute, Operation, bool]:
+    """`attachment`: a VirtualMachine's checked host (services/attached.py `checked`)."""
     names.compute_name(name)
-    stored = _validated(body, workspace)
+    stored = _validated(body, workspace, attachment)
     key = ref.child_id("computes", name).lower()
     row = repo.compute(key)
     if row is None:
@@ -90,7 +95,13 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
         repo.add(row)
         if row.instance:
             events.of_instance(row, None, now)  # its VM is billed from now
-        return row, operations.start(repo, key, "Create", now), True
+        op = operations.start(repo, key, "Create", now)
+        if attachment:  # checked already: attached, nothing to provision
+            row.provisioning_state, op.status, op.finished_at = "Succeeded", "Succeeded", now
+        return row, op, True
+    if row.compute_type == "VirtualMachine" or attachment:
+        raise Conflict(f"Compute '{row.name}' already exists; detach it before attaching again.",
+                       target="computeName")
     _check_update(row, stored)
     row.body, row.modified_at = stored, now
     op = operations.start(repo, key, "Update", now)

@@ -3,7 +3,7 @@
 from emulator.api.arm.envelope import iso, system_data, workspace_id
 from emulator.domain.compute import cluster
 from emulator.domain.ids import PROVIDER
-from emulator.services import instances
+from emulator.services import attached, instances
 from emulator.services.rows import Compute, Node, Workspace
 
 
@@ -22,7 +22,7 @@ def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None) ->
     outer = body["properties"]
     inner = {"isolatedNetwork": False, "remoteLoginPortPublicAccess": "NotSpecified", "enableNodePublicIp": True,
              "subnet": None, "userAccountCredentials": None, "virtualMachineImage": None,
-             **outer.get("properties", {})}
+             **outer.get("properties", {})} if row.compute_type != "VirtualMachine" else dict(outer["properties"])
     if row.compute_type == "AmlCompute":
         inner.update(_cluster_status(row, nodes))
     elif row.compute_type == "ComputeInstance":
@@ -37,7 +37,8 @@ def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None) ->
                            "createdOn": iso(row.created_at), "modifiedOn": iso(row.modified_at),
                            "resourceId": None, "provisioningErrors": row.provisioning_errors,
                            "isAttachedCompute": False, "disableLocalAuth": outer.get("disableLocalAuth", True),
-                           "properties": inner}}
+                           "properties": inner,
+                           **(attached.arm_properties(row) if row.compute_type == "VirtualMachine" else {})}}
 
 
 def node(row: Node) -> dict:

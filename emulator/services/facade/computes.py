@@ -2,9 +2,11 @@
 
 from dataclasses import dataclass
 
+from emulator.domain import names
 from emulator.domain.compute import local
 from emulator.domain.ids import WorkspaceRef
-from emulator.services import computes, quotas
+from emulator.runtime import hosts
+from emulator.services import attached, computes, quotas
 from emulator.services.facade.base import Service
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Node, Operation, Workspace
@@ -23,6 +25,8 @@ def _view(repo: Repository, row: Compute, workspace: Workspace) -> ComputeView:
 
 
 class Computes(Service):
+    host_check: attached.HostCheck = staticmethod(hosts.check)  # an attached VM's host, before it is accepted
+
     def listed(self, ref: WorkspaceRef) -> list[ComputeView]:
         with self.in_workspace(ref) as (repo, workspace):
             return [_view(repo, row, workspace) for row in repo.computes(ref.key)
@@ -33,9 +37,12 @@ class Computes(Service):
             return _view(repo, computes.get(repo, ref, name), workspace)
 
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation, bool]:
+        names.compute_name(name)
+        attachment = attached.checked(body, self.secret, self.host_check)
         with self.in_workspace(ref) as (repo, workspace):
-            row, op, created = computes.put(repo, ref, workspace, name, body, self.clock())
-            quotas.admit(repo, self.settings, row, created)
+            row, op, created = computes.put(repo, ref, workspace, name, body, self.clock(), attachment)
+            if attachment is None:  # attached compute has no quota, as in Azure
+                quotas.admit(repo, self.settings, row, created)
             return _view(repo, row, workspace), op, created
 
     def patch_scale(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation]:
