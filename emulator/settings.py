@@ -22,6 +22,10 @@ class Settings(BaseSettings):
     host_data_dir: Path | None = None
     database_url: str = ""
     redis_url: str = "redis://redis:6379/0"
+    # How nodes on attached hosts (VirtualMachine compute, issue 23) reach this stack's Redis over the network, e.g.
+    # redis://10.0.0.5:6379/0 with Redis published on an address those hosts reach. Unset: attached computes are
+    # attached and checked, but no node runs there (jobs cannot target them).
+    advertised_redis_url: str | None = None
 
     # What clients see: the HTTPS address of the control plane.
     public_host: str = "localhost"

@@ -1,6 +1,6 @@
 """Attached hosts in the controller (issue 23): a detach (ARM's Detach, or Delete: the emulator cannot delete a
 machine it does not own) leaves the host as it was before the attach. What the emulator put there goes, found by its
-labels (containers, networks) or by its record (images it copied); the rest of the host is the user's and stays, as
+labels (containers, networks, volumes) or by its record (images it copied); the rest of the host is the user's and stays, as
 Azure's detach leaves the VM itself untouched. A host that cannot be reached is detached all the same (Azure's
 detach needs no access to the VM either); what ran there is then left to its owner, and the log says so."""
 
@@ -44,6 +44,8 @@ class AttachedHosts:
             runtime.remove(container.id)
         for network in runtime.networks(owned):
             runtime.remove_network(network)
+        for volume in runtime.volumes(owned):
+            runtime.remove_volume(volume)
         for image in images:  # only those copied there, and only when nothing of the host's own uses them
             runtime.remove_image(image)
         log.info("detached %s: %s cleaned of what the emulator ran there", name, access.address)

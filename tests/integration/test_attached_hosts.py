@@ -1,13 +1,22 @@
 """A remote host's engine over SSH, with the attach's settings, against stand-in hosts (tests/hosts.py): the check
 names what is wrong, images reach the host by copying, and a DockerRuntime runs containers there."""
 
+import os
 import uuid
 
+import docker
 import pytest
+import redis
 
-from emulator.runtime import hosts
+from emulator.controller.hosts import AttachedHosts
+from emulator.controller.specs.host_nodes import host_node_spec
+from emulator.controller.specs.nodes import new_node_id
+from emulator.dispatch.celery_app import ready_key
+from emulator.runtime import hosts, labels
 from emulator.runtime.base import ContainerSpec
-from tests.hosts import stand_in_hosts
+from emulator.settings import Settings
+from emulator.store.tables import Compute
+from tests.hosts import key_pair, stand_in_hosts
 from tests.waiting import wait_until
 
 SMALL_IMAGE = "amlemu/debian:bookworm"  # the base every image is built on: always there
@@ -60,7 +69,6 @@ def test_each_wrong_setting_is_named(lab, host, change, part):
 
 
 def test_a_wrong_key_is_refused(lab, host, tmp_path):
-    from tests.hosts import key_pair
     other = key_pair(tmp_path, "other")
     with pytest.raises(hosts.HostCheckFailed) as failed:
         hosts.check(_access(lab, host, private_key=other.private_pem))
@@ -68,7 +76,6 @@ def test_a_wrong_key_is_refused(lab, host, tmp_path):
 
 
 def test_an_image_is_copied_once_then_runs_there(lab, host):
-    import docker
     local = docker.from_env()
     runtime = hosts.HostRuntime(_access(lab, host))
     try:
@@ -85,3 +92,39 @@ def test_an_image_is_copied_once_then_runs_there(lab, host):
     finally:
         runtime.client.close()
         local.close()
+
+
+def test_a_node_on_the_host_reaches_the_stacks_redis_and_detach_leaves_nothing(lab, host, tmp_path):
+    """The network path of a node on an attached host: its container, run by the host's engine from the emulator's
+    image copied there, reaches a Redis on the lab's network at the advertised address and says it is ready; the
+    detach's cleanup removes the node, its network and volume, and the image it copied."""
+    local = docker.from_env(timeout=300)
+    node_image = os.environ.get("AMLEMU_IMAGE", "amlemu/emulator:latest")
+    broker_box = local.containers.run("amlemu/redis:latest", detach=True, network=lab.network.name,
+                                      labels={"amlemu.it": "true", "amlemu.stack": lab.label})
+    broker_box.reload()
+    redis_ip = broker_box.attrs["NetworkSettings"]["Networks"][lab.network.name]["IPAddress"]
+    settings = Settings(stack=f"it-{uuid.uuid4().hex[:6]}", data_dir=tmp_path, node_image=node_image,
+                        advertised_redis_url=f"redis://{redis_ip}:6379/0")
+    workspace = "/subscriptions/s/resourcegroups/rg/providers/microsoft.machinelearningservices/workspaces/ws"
+    compute = Compute(key=f"{workspace}/computes/box", workspace_key=workspace, name="box",
+                      compute_type="VirtualMachine")
+    node_id = new_node_id(False)
+    runtime = hosts.HostRuntime(_access(lab, host))
+    copied = runtime.ensure_image(local, node_image)
+    assert copied == local.images.get(node_image).id  # not there before: copied, and recorded for the detach
+    spec = host_node_spec(settings, compute, node_id)
+    runtime.ensure_network(spec.network, {labels.STACK: settings.stack, labels.COMPUTE_ID: compute.key})
+    runtime.run(spec)
+    broker = redis.Redis(host=redis_ip, port=6379)
+    wait_until(lambda: broker.exists(ready_key(node_id)), timeout=120,
+               message=f"the node on {host.name} to be ready: {runtime.logs(spec.name)[-2000:]}")
+
+    AttachedHosts(settings, None, None, b"", runtime_of=lambda _: runtime)._clean(
+        compute.key, compute.name, runtime.access, [copied])
+    assert runtime.list({labels.COMPUTE_ID: compute.key}) == []
+    assert runtime.networks({labels.COMPUTE_ID: compute.key}) == {}
+    assert runtime.volumes({labels.COMPUTE_ID: compute.key}) == []
+    assert copied not in {image.id for image in runtime.client.images.list()}
+    broker.close()
+    local.close()
