@@ -25,13 +25,20 @@ class AttachedHosts:
 
     def tick(self) -> None:
         with self.store.transaction() as repo:
-            detaching = [(row.key, row.name, attached.access_of(row, self.secret),
-                          list(row.body["attached"].get("copiedImages") or []))
+            detaching = [(row.key, row.name, self._access(row), list(row.body["attached"].get("copiedImages") or []))
                          for row in repo.computes() if row.compute_type == attached.COMPUTE_TYPE
                          and row.provisioning_state == "Deleting"]
         for key, name, access, images in detaching:
-            self._clean(key, name, access, images)
+            if access is not None:
+                self._clean(key, name, access, images)
             self._forget(key)
+
+    def _access(self, row) -> HostAccess | None:
+        try:
+            return attached.access_of(row, self.secret)
+        except ValueError as exc:  # sealed under another token key: the host cannot be reached, the detach goes on
+            log.warning("detaching %s: %s; what the emulator ran on its host stays", row.name, exc)
+            return None
 
     def _clean(self, key: str, name: str, access: HostAccess, images: list[str]) -> None:
         try:

@@ -11,6 +11,7 @@ from emulator.runtime import labels
 from emulator.runtime.base import MANAGED
 from tests.hosts import key_pair, stand_in_hosts
 from tests.service.test_api import API, COMPUTES, assert_arm_error, list_computes
+from tests.service.test_studio_pages import STUDIO, _login
 
 pytestmark = pytest.mark.docker
 SUB_RG = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg"
@@ -64,6 +65,9 @@ def test_attach_checks_the_host_and_shows_it_without_secrets(client, auth, lab, 
     assert "PRIVATE KEY" not in stored and lab.keys.private_pem.splitlines()[1] not in stored
     again = client.put(f"{COMPUTES}/box", params=API, json=vm_body(host, lab.keys.private_pem), headers=auth)
     assert_arm_error(again, 409, target="computeName")
+    _login(client, auth)  # the Studio lists it among the computes
+    page = client.get(f"{STUDIO}/computes")
+    assert page.status_code == 200 and "box" in page.text and "PRIVATE KEY" not in page.text
 
 
 def test_the_engine_named_directly(client, auth, host):
