@@ -5,6 +5,7 @@ network). Checked before an attach is accepted; a DockerRuntime over the host's 
 The key never touches ~/.ssh, the SSH agent or a file: paramiko gets it in memory (docker-py's own SSH adapter reads
 ~/.ssh/config and the default keys, so ours replaces its client). No message here carries a secret."""
 
+import base64
 import io
 import socket
 import urllib.parse
@@ -33,6 +34,7 @@ class HostAccess:
     private_key: str | None = field(default=None, repr=False)
     password: str | None = field(default=None, repr=False)
     engine_url: str | None = None
+    host_key: str | None = None  # "ssh-ed25519 AAAA...": the host's SSH key seen at attach, required from then on
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class HostFacts:
     memory_bytes: int
     engine_version: str
     os: str
+    host_key: str | None = None  # the SSH key the host showed (None for an engine named by URL)
 
 
 class HostCheckFailed(Exception):
@@ -54,25 +57,16 @@ class HostCheckFailed(Exception):
 
 def private_key(text: str) -> paramiko.PKey:
     """The key in OpenSSH or PEM form (RSA, ECDSA or Ed25519); HostCheckFailed("privateKey") otherwise."""
-    errors = []
     for kind in (paramiko.RSAKey, paramiko.ECDSAKey, paramiko.Ed25519Key):
         try:
             return kind.from_private_key(io.StringIO(text))
         except paramiko.PasswordRequiredException as exc:
             raise HostCheckFailed("privateKey", "the private key is protected by a passphrase; attach takes a key "
                                                 "without one") from exc
-        except (paramiko.SSHException, ValueError, IndexError, TypeError) as exc:
-            errors.append(exc)
+        except (paramiko.SSHException, ValueError, IndexError, TypeError):
+            continue
     raise HostCheckFailed("privateKey", "the private key is not an RSA, ECDSA or Ed25519 private key in OpenSSH or "
                                         "PEM form")
-
-
-def engine_url(value: str) -> str:
-    """A Docker engine's URL as DOCKER_HOST spells it (tcp://host:port); ValueError otherwise."""
-    parsed = urllib.parse.urlparse(value)
-    if parsed.scheme != "tcp" or not parsed.hostname or parsed.path not in ("", "/"):
-        raise ValueError("a Docker engine is named as tcp://host:port")
-    return f"tcp://{parsed.hostname}:{parsed.port or 2375}"
 
 
 class _KeyedSSHAdapter(SSHHTTPAdapter):
@@ -92,8 +86,13 @@ class _KeyedSSHAdapter(SSHHTTPAdapter):
     def _create_paramiko_client(self, base_url):
         access = self._access
         self.ssh_client = paramiko.SSHClient()
-        # Azure's attach takes no host key either; the first key seen is kept for this client's connections.
-        self.ssh_client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        if access.host_key:  # pinned at attach: another key is another machine (or someone in between)
+            kind, _, data = access.host_key.partition(" ")
+            name = access.address if access.ssh_port == 22 else f"[{access.address}]:{access.ssh_port}"
+            self.ssh_client.get_host_keys().add(name, kind, paramiko.PKey.from_type_string(kind, base64.b64decode(data)))
+            self.ssh_client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        else:  # the attach itself: Azure's takes no host key either, so the first one seen is trusted and kept
+            self.ssh_client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
         self.ssh_params = {"hostname": access.address, "port": access.ssh_port, "username": access.username,
                            "pkey": private_key(access.private_key) if access.private_key else None,
                            "password": access.password, "look_for_keys": False, "allow_agent": False,
@@ -141,6 +140,9 @@ def connect(access: HostAccess, timeout: float | None = 120) -> docker.DockerCli
     _reach(access)
     try:
         client = engine_client(access, timeout)
+    except paramiko.BadHostKeyException as exc:
+        raise HostCheckFailed("hostKey", f"{access.address} shows another SSH host key than when it was attached")\
+            from exc
     except paramiko.AuthenticationException as exc:
         raise HostCheckFailed("credentials", f"{access.address} refused the login of {access.username!r} with the "
                                              "given key or password") from exc
@@ -162,8 +164,12 @@ def check(access: HostAccess) -> HostFacts:
             info = client.info()
         except (DockerException, paramiko.SSHException, OSError) as exc:
             raise HostCheckFailed("engine", "the host's Docker engine does not answer `docker info`") from exc
+        adapter = getattr(client.api, "_custom_adapter", None)
+        seen = adapter.ssh_client.get_transport().get_remote_server_key() if isinstance(adapter, _KeyedSSHAdapter) \
+            else None
     return HostFacts(cpus=int(info.get("NCPU") or 1), memory_bytes=int(info.get("MemTotal") or 0),
-                     engine_version=str(info.get("ServerVersion") or ""), os=str(info.get("OperatingSystem") or ""))
+                     engine_version=str(info.get("ServerVersion") or ""), os=str(info.get("OperatingSystem") or ""),
+                     host_key=f"{seen.get_name()} {seen.get_base64()}" if seen else None)
 
 
 def _has(client: docker.DockerClient, image_id: str) -> bool:

@@ -59,6 +59,7 @@ def checked(body: object, secret: bytes, check: HostCheck) -> dict | None:
                                target=attached.target_of(spec, exc.part)) from exc
     record = {"resourceId": spec.resource_id, "engineUrl": spec.engine_url, "cpus": facts.cpus,
               "memoryBytes": facts.memory_bytes, "engineVersion": facts.engine_version, "os": facts.os,
+              "hostKey": facts.host_key,
               "sealed": seal(secret, {"privateKey": spec.private_key, "password": spec.password}),
               "copiedImages": []}
     return {"inner": attached.stored_inner(spec), "record": record}
@@ -70,7 +71,8 @@ def access_of(row: Compute, secret: bytes) -> HostAccess:
     credentials = unseal(secret, record["sealed"])
     return HostAccess(address=inner["address"], ssh_port=inner["sshPort"],
                       username=inner["administratorAccount"]["username"], private_key=credentials["privateKey"],
-                      password=credentials["password"], engine_url=record.get("engineUrl"))
+                      password=credentials["password"], engine_url=record.get("engineUrl"),
+                      host_key=record.get("hostKey"))
 
 
 def arm_properties(row: Compute) -> dict:

@@ -75,6 +75,16 @@ def test_a_wrong_key_is_refused(lab, host, tmp_path):
     assert failed.value.part == "credentials"
 
 
+def test_the_host_key_seen_at_attach_is_required_from_then_on(lab, host, tmp_path):
+    seen = hosts.check(_access(lab, host)).host_key
+    assert seen and seen.split()[0] in ("ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa")
+    assert hosts.check(_access(lab, host, host_key=seen)).cpus >= 1
+    impostor = " ".join(key_pair(tmp_path, "impostor").public_line.split()[:2])  # another machine's key
+    with pytest.raises(hosts.HostCheckFailed) as failed:
+        hosts.check(_access(lab, host, host_key=impostor))
+    assert failed.value.part == "hostKey"
+
+
 def test_an_image_is_copied_once_then_runs_there(lab, host):
     local = docker.from_env()
     runtime = hosts.HostRuntime(_access(lab, host))
