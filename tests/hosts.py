@@ -15,7 +15,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import docker
@@ -131,6 +131,19 @@ class StandInHosts:
     def stop(self, host: StandInHost) -> None:
         """The host goes away as a machine does: its engine and sshd with it."""
         self.client.containers.get(host.container_id).kill()
+
+    def cut_off(self, host: StandInHost) -> None:
+        """The host stays up, its containers running, but the network no longer reaches it (a cable pulled)."""
+        self.network.disconnect(host.container_id)
+
+    def reconnect(self, host: StandInHost) -> StandInHost:
+        """Back on the network: the host as it is now (the engine gives the lowest free address, most often the one
+        it had; a fixed one would need a subnet of the test's choosing, which could meet another's)."""
+        self.network.connect(host.container_id)
+        container = self.client.containers.get(host.container_id)
+        back = replace(host, address=container.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"])
+        self.hosts = [back if h.container_id == host.container_id else h for h in self.hosts]
+        return back
 
     def close(self) -> None:
         for container in self.client.containers.list(all=True, filters={"label": f"amlemu.stack={self.label}"}):

@@ -85,6 +85,26 @@ def test_the_host_key_seen_at_attach_is_required_from_then_on(lab, host, tmp_pat
     assert failed.value.part == "hostKey"
 
 
+def test_a_host_cut_off_the_network_is_unreachable_until_it_is_back(lab):
+    (host,) = lab.start(1)
+    lab.cut_off(host)
+    with pytest.raises(hosts.HostCheckFailed) as failed:
+        hosts.check(_access(lab, host))
+    assert failed.value.part == "address"
+    host = lab.reconnect(host)
+    assert wait_until(lambda: _answers(lab, host), timeout=30, message=f"{host.name} to be back")
+    lab.stop(host)
+    with pytest.raises(hosts.HostCheckFailed):
+        hosts.check(_access(lab, host))
+
+
+def _answers(lab, host) -> bool:
+    try:
+        return hosts.check(_access(lab, host)).cpus >= 1
+    except hosts.HostCheckFailed:
+        return False
+
+
 def test_an_image_is_copied_once_then_runs_there(lab, host):
     local = docker.from_env()
     runtime = hosts.HostRuntime(_access(lab, host))
