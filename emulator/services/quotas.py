@@ -45,7 +45,7 @@ def usage_of(repo: Repository, rows: list[Compute]) -> Usage:
     dedicated: Counter = Counter()
     low_priority = 0
     for row in rows:
-        if local.is_local_compute(row.name):  # the emulator's machine: no Azure quota
+        if local.is_local_compute(row.name) or row.compute_type == "VirtualMachine":  # no Azure quota on either
             continue
         spec = computes.spec_of(row)
         if row.compute_type == "ComputeInstance":  # one node, running or stopped
