@@ -8,6 +8,7 @@ import docker
 import pytest
 import redis
 
+from emulator import pki
 from emulator.controller.hosts import AttachedHosts
 from emulator.controller.specs.host_nodes import host_node_spec
 from emulator.controller.specs.nodes import new_node_id
@@ -136,6 +137,7 @@ def test_a_node_on_the_host_reaches_the_stacks_redis_and_detach_leaves_nothing(l
     redis_ip = broker_box.attrs["NetworkSettings"]["Networks"][lab.network.name]["IPAddress"]
     settings = Settings(stack=f"it-{uuid.uuid4().hex[:6]}", data_dir=tmp_path, node_image=node_image,
                         advertised_redis_url=f"redis://{redis_ip}:6379/0")
+    pki.ensure_ca(settings.ca_dir)  # the api makes it as it starts: a detached node carries its CA
     workspace = "/subscriptions/s/resourcegroups/rg/providers/microsoft.machinelearningservices/workspaces/ws"
     compute = Compute(key=f"{workspace}/computes/box", workspace_key=workspace, name="box",
                       compute_type="VirtualMachine")

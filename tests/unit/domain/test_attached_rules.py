@@ -3,7 +3,10 @@
 
 import pytest
 
+from emulator import pki
 from emulator.controller.specs.host_nodes import HOST_SOCKET, host_node_spec
+from emulator.controller.specs.nodes import NODE_DATA_DIR
+from emulator.dispatch import rank_files
 from emulator.domain.compute import attached
 from emulator.errors import ValidationFailed
 from emulator.services import attached as service
@@ -78,13 +81,16 @@ def test_sealed_credentials_open_with_the_same_secret_only():
         service.unseal(b"x" * 32, sealed)
 
 
-def test_a_host_node_reaches_redis_at_the_advertised_address_and_uses_the_hosts_engine():
-    settings = Settings(stack="s", advertised_redis_url="redis://10.0.0.1:6379/0")
+def test_a_host_node_is_detached_reaches_redis_at_the_advertised_address_and_uses_the_hosts_engine(tmp_path):
+    settings = Settings(stack="s", data_dir=tmp_path, advertised_redis_url="redis://10.0.0.1:6379/0")
+    pki.ensure_ca(settings.ca_dir)  # the api makes it as it starts
     compute = Compute(key="/subscriptions/s/resourcegroups/g/providers/p/workspaces/ws/computes/box",
                       workspace_key="/subscriptions/s/resourcegroups/g/providers/p/workspaces/ws", name="box")
     spec = host_node_spec(settings, compute, "tvmps_1_d")
     assert spec.env["AMLEMU_REDIS_URL"] == "redis://10.0.0.1:6379/0"
-    assert "AMLEMU_HOST_DATA_DIR" not in spec.env and spec.mounts == {HOST_SOCKET: HOST_SOCKET}
+    assert "AMLEMU_HOST_DATA_DIR" not in spec.env and rank_files.TOKEN in spec.env  # its files through the api
+    assert spec.mounts[HOST_SOCKET] == HOST_SOCKET and str(settings.host_dir) not in spec.mounts
+    assert list(spec.volumes.values()) == [NODE_DATA_DIR]
     assert spec.cpus is None and spec.memory_bytes is None and spec.networks == ()
     with pytest.raises(ValueError):
-        host_node_spec(Settings(stack="s"), compute, "tvmps_1_d")
+        host_node_spec(Settings(stack="s", data_dir=tmp_path), compute, "tvmps_1_d")
