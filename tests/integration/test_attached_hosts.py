@@ -55,7 +55,7 @@ def test_the_engine_named_directly(lab, host):
 
 
 @pytest.mark.parametrize("change, part", [
-    ({"address": "no-such-host.invalid"}, "address"),
+    ({"address": "unused"}, "address"),  # an address on the lab's network that no host has
     ({"ssh_port": 2375 + 1}, "sshPort"),  # nothing listens there
     ({"username": "nobody"}, "credentials"),
     ({"private_key": None, "password": "wrong"}, "credentials"),
@@ -63,6 +63,7 @@ def test_the_engine_named_directly(lab, host):
      "privateKey"),
 ])
 def test_each_wrong_setting_is_named(lab, host, change, part):
+    change = {k: lab.unused_address() if v == "unused" else v for k, v in change.items()}
     with pytest.raises(hosts.HostCheckFailed) as failed:
         hosts.check(_access(lab, host, **change))
     assert failed.value.part == part

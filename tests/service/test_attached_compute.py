@@ -81,7 +81,6 @@ def test_the_engine_named_directly(client, auth, host):
 MALFORMED = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot a key\n-----END OPENSSH PRIVATE KEY-----"
 # What each bad attach changes in a good one: (the body's properties, its inner properties, the account, context).
 BREAKS = {
-    "unknown host": lambda outer, inner, account, ctx: outer.update(resourceId=vm_id("no-such-host.invalid")),
     "unreachable address": lambda outer, inner, account, ctx: inner.update(address=ctx["unused"]),
     "closed port": lambda outer, inner, account, ctx: inner.update(sshPort=2376),
     "port out of range": lambda outer, inner, account, ctx: inner.update(sshPort=70000),
@@ -104,7 +103,6 @@ def _broken(host, keys, what: str, **ctx) -> dict:
 
 
 @pytest.mark.parametrize("what, target", [
-    ("unknown host", "properties.resourceId"),
     ("unreachable address", "properties.properties.address"),
     ("closed port", "properties.properties.sshPort"),
     ("port out of range", "properties.properties.sshPort"),
