@@ -10,7 +10,7 @@ that no live node owns (the old node's container and data volume) is removed, an
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import paramiko
 import redis
@@ -38,6 +38,9 @@ log = logging.getLogger("amlemu.controller")
 RuntimeOf = Callable[[HostAccess], HostRuntime]
 UNREACHABLE = (HostCheckFailed, DockerException, paramiko.SSHException, OSError, EOFError)
 UNUSABLE_KEEP_SECONDS = 60.0  # as a cluster's: an unusable node is listed a while, then forgotten
+# A host that did not answer is tried again only after this: a connection attempt waits out its timeout, and the
+# controller's pass (every other compute's too) would wait with it each time.
+RETRY_SECONDS = 15.0
 
 
 class HostNodes:
@@ -52,6 +55,7 @@ class HostNodes:
         self.active_attempts = active_attempts
         self.scheduler, self.source, self.send, self.runtime_of = scheduler, source, send, runtime_of
         self.runtimes: dict[str, HostRuntime] = {}  # compute key -> its host's engine, while it answers
+        self.retry_at: dict[str, datetime] = {}  # compute key -> when a host that did not answer is tried again
 
     def tick(self) -> None:
         with self.store.transaction() as repo:
@@ -82,11 +86,16 @@ class HostNodes:
                 return runtime
             except UNREACHABLE:
                 self.runtimes.pop(key, None)
+        now = self.clock()
+        if key in self.retry_at and now < self.retry_at[key]:
+            return None
         try:
             self.runtimes[key] = runtime = self.runtime_of(access)
+            self.retry_at.pop(key, None)
             return runtime
         except UNREACHABLE as exc:
             log.warning("attached host %s cannot be reached: %s", name, exc)
+            self.retry_at[key] = now + timedelta(seconds=RETRY_SECONDS)
             return None
 
     def _owned(self, key: str) -> dict[str, str]:

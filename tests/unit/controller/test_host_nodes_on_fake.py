@@ -7,7 +7,7 @@ import pytest
 from cryptography import x509
 
 from emulator import pki, tokens
-from emulator.controller.host_nodes import HostNodes
+from emulator.controller.host_nodes import RETRY_SECONDS, HostNodes
 from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.dispatch import protocol
 from emulator.dispatch.celery_app import cluster_queue, ready_key
@@ -152,6 +152,9 @@ def test_a_host_cut_off_mid_job_makes_its_node_unusable_requeues_the_job_and_is_
     old = host.list({STACK: settings.stack, ROLE: "node"})
     assert [c.labels[NODE] for c in old] == [node.node_id]  # still there: nothing could touch it
     host.reachable = True
+    host_nodes.tick()
+    assert host.list({STACK: settings.stack, ROLE: "node"}) == old  # not tried again at once (each try waits)
+    clock.advance(RETRY_SECONDS)
     host_nodes.tick()  # back: the old node's container goes, a new node starts
     left = host.list({STACK: settings.stack, ROLE: "node"})
     assert node.node_id not in [c.labels[NODE] for c in left] and len(left) == 1
