@@ -49,6 +49,10 @@ class PodSeen:
     problem: str | None = None
 
 
+def _holds_pod(job: Job) -> bool:
+    return any(r.get("pod") and r.get("state") in ("claimed", "running") for r in job.ranks.values())
+
+
 class PodReconciler:
     def __init__(self, settings: Settings, store: Store, clock: Callable[[], datetime],
                  connect: Callable[[Path], kube.Cluster] = kube.Cluster):
@@ -69,7 +73,9 @@ class PodReconciler:
             if compute.compute_type != "Kubernetes":
                 continue
             config = kubernetes.kubeconfig_for(self.settings.data_dir, compute.body["properties"]["resourceId"])
-            jobs = repo.jobs_in(LIVE, compute.key)
+            # a job cancelled while its pod waited went to Canceled at once: its pod is deleted still
+            jobs = [j for j in repo.jobs_in((*LIVE, S.CANCELED.value), compute.key)
+                    if j.status != S.CANCELED or _holds_pod(j)]
             if config is None or not jobs:
                 continue
             spec = kubernetes.spec_of(compute)
@@ -81,7 +87,7 @@ class PodReconciler:
                     manifest = pods.manifest(job.key, job.name, attempt, job.body, spec.namespace, chosen,
                                              self._image(repo, job))
                 work.append(PodWork(job.key, attempt, config, spec.namespace, pods.pod_name(job.key, attempt),
-                                    manifest, job.status == S.CANCEL_REQUESTED))
+                                    manifest, job.status in (S.CANCEL_REQUESTED, S.CANCELED)))
         return work
 
     @staticmethod
@@ -108,11 +114,13 @@ class PodReconciler:
 
     def _apply(self, repo: Repository, seen: PodSeen, now: datetime) -> None:
         job, work = repo.job(seen.work.job_key), seen.work
-        if job is None or job.status not in LIVE or max(job.attempt, 1) != work.attempt or seen.state is None:
-            return  # moved on meanwhile, or the cluster did not answer: the next pass asks again
+        if job is None or max(job.attempt, 1) != work.attempt or seen.state is None:
+            return  # gone, or the cluster did not answer: the next pass asks again
         if work.cancel:
             job.ranks = {"0": {"state": "ended", "pod": work.name}}  # the job reconciler cancels it now
             return
+        if job.status not in LIVE:
+            return  # moved on meanwhile
         if work.manifest is not None:
             job.attempt, job.dispatched_at = work.attempt, now
             job.ranks = {"0": {"state": "claimed", "pod": work.name}}
