@@ -38,6 +38,7 @@ _FACTORS = {"m": Decimal("0.001"), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6,
             "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40,
             "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60}
 GIB = 2**30
+MOST = Decimal(2) ** 62
 
 
 def quantity(value: object, target: str) -> Decimal:
@@ -50,11 +51,17 @@ def quantity(value: object, target: str) -> Decimal:
         raise ValidationFailed(f"{target} is not a Kubernetes quantity: {value!r} (use e.g. \"500m\", \"2\", "
                                "\"2Gi\").", target=target)
     number, suffix = match.groups()
+    if suffix and suffix not in _FACTORS:  # a decimal exponent (e3, E-2)
+        exponent = int(suffix[1:])
+        factor = Decimal(10) ** exponent if abs(exponent) <= 30 else Decimal("inf") if exponent > 0 else Decimal(0)
+    else:
+        factor = _FACTORS.get(suffix or "", Decimal(1))
     try:
-        amount = Decimal(number) * (Decimal(10) ** int(suffix[1:]) if suffix and suffix[0] in "eE"
-                                    else _FACTORS.get(suffix or "", Decimal(1)))
-    except (InvalidOperation, ValueError, OverflowError):
-        raise ValidationFailed(f"{target} is out of range: {value!r}.", target=target) from None
+        amount = Decimal(number) * factor
+    except InvalidOperation:
+        amount = Decimal("inf")
+    if amount > MOST:  # past any machine: Kubernetes itself caps quantities near 2^63
+        raise ValidationFailed(f"{target} is out of range: {value!r}.", target=target)
     return amount
 
 

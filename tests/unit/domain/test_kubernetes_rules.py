@@ -18,13 +18,13 @@ GPU_TYPE = {"nodeSelector": {"accelerator": "t4"},
 @pytest.mark.parametrize(("given", "expected"), [
     ("100m", Decimal("0.1")), ("2", Decimal(2)), ("1.5", Decimal("1.5")), (2, Decimal(2)), ("2Gi", Decimal(2**31)),
     ("512Mi", Decimal(512 * 2**20)), ("1G", Decimal(10**9)), ("1e3", Decimal(1000)), ("128974848", Decimal(128974848)),
-    ("1k", Decimal(1000)), ("1Ki", Decimal(1024)),
+    ("1k", Decimal(1000)), ("1Ki", Decimal(1024)), ("1Ei", Decimal(2**60)), ("1E", Decimal(10**18)),
 ])
 def test_quantities_read_as_kubernetes_reads_them(given, expected):
     assert kubernetes.quantity(given, "q") == expected
 
 
-@pytest.mark.parametrize("given", ["2 Gi", "2GB", "-1", "abc", "", "1.2.3", True, None, [1]])
+@pytest.mark.parametrize("given", ["2 Gi", "2GB", "-1", "abc", "", "1.2.3", True, None, [1], "1e99", "9Ei"])
 def test_a_malformed_quantity_names_its_field(given):
     with pytest.raises(ValidationFailed) as caught:
         kubernetes.quantity(given, "properties.properties.instanceTypes.x.resources.limits.memory")
