@@ -120,3 +120,27 @@ def job_target(repo: Repository, ref: WorkspaceRef, workspace: Workspace, row: C
         raise Conflict(f"Kubernetes compute '{row.name}' was detached a moment ago and its local runtime is still "
                        "being removed; submit again in a few seconds.", target=f"{P}.computeId")
     return capacity
+
+
+def endpoint_compute(repo: Repository, ref: WorkspaceRef, value: object) -> str | None:
+    """The ARM id of the Kubernetes compute an online endpoint names (by name or id), or None for a managed one."""
+    if value is None or value == "":
+        return None
+    name = value.rstrip("/").rsplit("/", 1)[-1] if isinstance(value, str) else ""
+    row = repo.compute(ref.child_id("computes", name)) if name else None
+    if row is None or row.compute_type != "Kubernetes":
+        raise ValidationFailed(f"{P}.compute must name a Kubernetes compute attached to workspace '{ref.name}', got "
+                               f"{value!r}.", target=f"{P}.compute")
+    return f"{ref.arm_id}/computes/{row.name}"
+
+
+def endpoint_spec(repo: Repository, workspace_key: str, endpoint_body: dict) -> kubernetes.KubernetesSpec | None:
+    """The Kubernetes compute an online endpoint runs on (None: a managed endpoint). Its model servers run on the
+    local runtime: a kubeconfig is for jobs only (README, "Kubernetes compute")."""
+    compute = endpoint_body[P].get("compute")
+    if not compute:
+        return None
+    row = repo.compute(f"{workspace_key}/computes/{compute.rsplit('/', 1)[-1]}".lower())
+    if row is None:
+        raise ValidationFailed(f"The endpoint's Kubernetes compute {compute} was detached.", target=f"{P}.compute")
+    return spec_of(row)

@@ -123,7 +123,12 @@ class InstanceType:
         """What a fallback node is: the limits as they are (else the requests; else the default's limits)."""
         cpu = self.limits.cpu or self.requests.cpu or DEFAULT.limits.cpu
         memory = self.limits.memory or self.requests.memory or DEFAULT.limits.memory
-        return _size(self.name, cpu, memory / GIB, self.gpus)
+        return node_size(self.name, cpu, memory / GIB, self.gpus)
+
+    def limits_record(self) -> dict:
+        """The limits a stored body keeps (`node_size` reads them back)."""
+        size = self.size()
+        return {"name": self.name, "vCPUs": size.vcpus, "memoryGB": size.memory_gb, "gpus": size.gpus}
 
     def describe(self) -> str:
         limits = self.size()
@@ -131,7 +136,8 @@ class InstanceType:
             (f", {self.gpus} GPU)" if self.gpus else ")")
 
 
-def _size(name: str, cpus: float, memory_gb: float, gpus: int) -> vm_sizes.VmSize:
+def node_size(name: str, cpus: float, memory_gb: float, gpus: int) -> vm_sizes.VmSize:
+    """A node (or model server) of an instance type's limits, as a size the runtime applies as it is."""
     return vm_sizes.VmSize(name=f"{SIZE_FAMILY}:{name}", family=SIZE_FAMILY, vcpus=cpus, memory_gb=memory_gb,
                            gpus=gpus, os_vhd_size_mb=0, max_resource_volume_mb=0, low_priority_capable=False,
                            premium_io=False, supported_compute_types=(), exact=True)
@@ -222,10 +228,10 @@ def is_fallback(compute_name: str) -> bool:
     return compute_name.startswith(PREFIX)
 
 
-def fallback_size(props: dict) -> vm_sizes.VmSize:
+def fallbacknode_size(props: dict) -> vm_sizes.VmSize:
     """A fallback cluster's node size, from its body (`fallback_body`)."""
     given = props.get("kubernetes") or {}
-    return _size(str(given.get("instanceType")), float(given.get("vCPUs", 1.0)),
+    return node_size(str(given.get("instanceType")), float(given.get("vCPUs", 1.0)),
                  float(given.get("memoryGB", 1.0)), int(given.get("gpus", 0)))
 
 
