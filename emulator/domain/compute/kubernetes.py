@@ -228,7 +228,7 @@ def is_fallback(compute_name: str) -> bool:
     return compute_name.startswith(PREFIX)
 
 
-def fallbacknode_size(props: dict) -> vm_sizes.VmSize:
+def fallback_size(props: dict) -> vm_sizes.VmSize:
     """A fallback cluster's node size, from its body (`fallback_body`)."""
     given = props.get("kubernetes") or {}
     return node_size(str(given.get("instanceType")), float(given.get("vCPUs", 1.0)),
