@@ -221,11 +221,16 @@ def parse(outer: dict, inner: dict) -> KubernetesSpec:
 
 
 def fallback_cluster_name(compute_name: str, type_name: str) -> str:
-    return f"{PREFIX}{compute_name.lower()}.{type_name}"
+    return f"{PREFIX}{compute_name}.{type_name}"
 
 
 def is_fallback(compute_name: str) -> bool:
     return compute_name.startswith(PREFIX)
+
+
+def shown_name(compute_name: str) -> str:
+    """The compute a job's runs show: a fallback cluster's Kubernetes compute (compute names hold no '.')."""
+    return compute_name.split(".")[1] if is_fallback(compute_name) else compute_name
 
 
 def fallback_size(props: dict) -> vm_sizes.VmSize:

@@ -97,4 +97,6 @@ def test_a_fallback_node_gets_the_limits_as_they_are():
     assert (half.vcpus, half.memory_gb) == (0.5, 2.0)  # no memory limit: the default's
     assert props["kubernetes"]["note"].startswith(f"amlemu: no kubeconfig for {AKS}: running on the local runtime")
     assert kubernetes.is_fallback(kubernetes.fallback_cluster_name("K8s", "gpu"))
+    assert kubernetes.shown_name(kubernetes.fallback_cluster_name("k8s", "gpu.large")) == "k8s"  # what runs show
+    assert kubernetes.shown_name("cpu-cluster") == "cpu-cluster"
     assert cost.rate(size.name, "Dedicated", "eastus").per_hour == 0.0  # attached compute: Azure bills it not
