@@ -22,10 +22,11 @@ test-fast: venv
 
 # The whole suite: the end-to-end stack, the SDK releases and Azure CLI with a stack of their own, the integration lab,
 # and the rest, each on a worker of its own (tests/conftest.py).
-# PostgreSQL's image too: the store's tests run on it as on SQLite.
+# PostgreSQL's image too: the store's tests run on it as on SQLite; and the stand-in remote hosts of the attached-compute
+# tests (tests/hosts.py).
 test: venv compose
 	$(BIN)/ruff check emulator amlemu tests
-	$(BIN)/amlemu build --postgres
+	$(BIN)/amlemu build --postgres --hosts
 	$(BIN)/pytest -q -ra -n 4 --dist loadgroup --durations=25 tests
 
 venv: $(BIN)/.installed

@@ -22,6 +22,10 @@ class Settings(BaseSettings):
     host_data_dir: Path | None = None
     database_url: str = ""
     redis_url: str = "redis://redis:6379/0"
+    # How nodes on attached hosts (VirtualMachine compute, issue 23) reach this stack's Redis over the network, e.g.
+    # redis://10.0.0.5:6379/0 with Redis published on an address those hosts reach. Unset: attached computes are
+    # attached and checked, but no node runs there (jobs cannot target them).
+    advertised_redis_url: str | None = None
 
     # What clients see: the HTTPS address of the control plane.
     public_host: str = "localhost"
@@ -50,6 +54,11 @@ class Settings(BaseSettings):
     jobs_api_host: str = "api"
 
     node_image: str = "amlemu/emulator:latest"
+    # Cluster nodes with a data folder of their own (a volume of their engine) instead of the emulator's: they fetch
+    # a job's files from the api and send its log and outputs back (workers/file_sync.py), as nodes on another
+    # machine must. Per cluster, the tag `amlemu.detached_nodes` ("true"/"false") overrides it.
+    detached_nodes: bool = False
+    node_api_url: str = "https://api:8443"  # where detached nodes reach the api (its certificate names `api`)
     instance_image: str = images.INSTANCE_IMAGE  # compute instances: JupyterLab, a terminal, sshd
     instance_job_slots: int = Field(1, ge=1, le=8)  # jobs a compute instance runs at once (the rest queue)
     docker_network: str = "amlemu"

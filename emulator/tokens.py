@@ -52,6 +52,18 @@ def identity_header(secret: bytes) -> str:
     return hmac.new(secret, b"identity-header", "sha256").hexdigest()[:32]
 
 
+def node_token(secret: bytes, node_id: str) -> str:
+    """A detached node's own credential for its files on the api (services/node_files.py): issued by the
+    controller into the node's environment, which its jobs never see."""
+    return hmac.new(secret, f"node:{node_id}".encode(), "sha256").hexdigest()
+
+
+def node_token_valid(secret: bytes, node_id: str, authorization: str | None) -> bool:
+    scheme, _, value = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(node_token(secret, node_id).encode(),
+                                                              value.encode(errors="replace"))
+
+
 def link_signature(secret: bytes, resource_id: str) -> str:
     """What a page link carries instead of a bearer token (a browser sends none): only a caller the api answered
     with the link can open the page."""

@@ -9,13 +9,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import docker
-import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 
-from tests.cleanup import remove_containers
+from tests.cleanup import engine_with, remove_containers
 from tests.waiting import wait_until
 
 POSTGRES_IMAGE = os.environ.get("AMLEMU_POSTGRES_IMAGE", "amlemu/postgres:latest")
@@ -35,15 +33,7 @@ def _answers(engine: Engine) -> bool:
 @contextmanager
 def postgres_container() -> Iterator[str]:
     """A PostgreSQL server in a container on a port of 127.0.0.1, for this session only: its admin URL."""
-    try:
-        client = docker.from_env(timeout=120)
-        client.ping()
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"PostgreSQL runs in a container and the Docker engine is not reachable: {exc}")
-    try:
-        client.images.get(POSTGRES_IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.fail(f"local image {POSTGRES_IMAGE} is missing: build it with `amlemu build --postgres` (make test does)")
+    client = engine_with(POSTGRES_IMAGE, "PostgreSQL", "--postgres")
     label = f"tests-postgres-{uuid.uuid4().hex[:10]}"
     # The cluster in the container's /dev/shm (a tmpfs it may write): nothing of it outlives the container.
     container = client.containers.run(POSTGRES_IMAGE, FAST, detach=True, shm_size="512m",

@@ -26,6 +26,7 @@ from emulator.api.routes import (
     jobs,
     locations,
     metrics,
+    node_files,
     online_endpoints,
     registries,
     registry_resources,
@@ -160,7 +161,7 @@ def create_app(settings: Settings, store: Store | None = None, wake: Callable[[]
                    assets.router, blobs.router, datastores.router, jobs.router, history.router, online_endpoints.router,
                    registries.router, registry_resources.router, emulator.router, studio.router, tracking.router,
                    run_artifacts.router, schedules.router, batch_endpoints.router, batch_jobs.router, timeline.router, metrics.router,
-                   role_assignments.router, subscriptions.router, execution.router):
+                   role_assignments.router, subscriptions.router, execution.router, node_files.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(ArmPaths)

@@ -31,7 +31,8 @@ def emulator_context() -> Iterator[Path]:
         yield context
 
 
-def build(progress: Progress, *, only_missing: bool = False, monitoring: bool = False, postgres: bool = False) -> str:
+def build(progress: Progress, *, only_missing: bool = False, monitoring: bool = False, postgres: bool = False,
+          hosts: bool = False) -> str:
     """Build the stack's images, cached layers making a rebuild take seconds; with `only_missing`, those that do not
     exist yet. The emulator image's tag is returned."""
     # the folder holding images/, links resolved: a Dockerfile must be inside its build context as it is seen
@@ -48,6 +49,8 @@ def build(progress: Progress, *, only_missing: bool = False, monitoring: bool = 
         recipes.append(("prometheus", os.environ.get("AMLEMU_PROMETHEUS_IMAGE", "amlemu/prometheus:latest"), None))
     if postgres:  # only when asked: the stack and the store tests' SQLite need none (make test asks for it)
         recipes.append(("postgres", os.environ.get("AMLEMU_POSTGRES_IMAGE", "amlemu/postgres:latest"), None))
+    if hosts:  # only when asked: the attached-compute tests' stand-in remote hosts (tests/hosts.py)
+        recipes.append(("host", os.environ.get("AMLEMU_HOST_IMAGE", "amlemu/host:latest"), None))
     for name, tag, base in recipes:
         if only_missing and builder.exists(tag):
             continue

@@ -46,13 +46,16 @@ MONITORING = typer.Option(False, "--monitoring", help="Prometheus with the amlem
 POSTGRES = typer.Option(False, "--postgres", help="PostgreSQL too (compose profile `postgres`): `up` keeps the state "
                         "there (AMLEMU_DATABASE_URL, unless set, becomes the profile's database).")
 
+HOSTS = typer.Option(False, "--hosts", help="The tests' stand-in remote hosts too (images/host: a Docker engine and "
+                     "sshd, for the attached-compute tests; make test asks for it).")
+
 
 @app.command()
-def build(monitoring: bool = MONITORING, postgres: bool = POSTGRES) -> None:
+def build(monitoring: bool = MONITORING, postgres: bool = POSTGRES, hosts: bool = HOSTS) -> None:
     """Build the images the stack needs (a Debian base from packages when none can be pulled)."""
     started = time.monotonic()
     with console.status("[bold]building images[/]") as status:
-        image = images.build(_progress(status), monitoring=monitoring, postgres=postgres)
+        image = images.build(_progress(status), monitoring=monitoring, postgres=postgres, hosts=hosts)
     if CHECKOUT:  # a plain `docker compose up` in the clone finds the image in .env
         record_images(image)
     console.print(f"[green]images ready[/] in {time.monotonic() - started:.0f}s")

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import redis
 
-from emulator.dispatch import protocol
+from emulator.dispatch import protocol, rank_files
 from emulator.dispatch.celery_app import ready_key
+from emulator.dispatch.protocol import Attempt
 from emulator.runtime import labels
 from emulator.runtime.base import ContainerSpec, Runtime
 
@@ -37,6 +38,7 @@ class Effects:
     current: list[tuple[str, int]] = field(default_factory=list)  # (job key, attempt) now current
     send: list[tuple[str, dict]] = field(default_factory=list)  # (queue, message), after `current`
     stage: list[dict] = field(default_factory=list)  # messages sent ahead, whose containers start now
+    scopes: list[dict] = field(default_factory=list)  # messages to detached nodes: their files' scope, before `send`
     clear: list[str] = field(default_factory=list)  # job keys no attempt of which may start any more
     stop_jobs: list[str] = field(default_factory=list)  # job keys whose containers go
 
@@ -84,6 +86,8 @@ class Actuator:
                 self.runtime.remove(container.id)
         for job_key, attempt in effects.current:
             protocol.set_current(self.broker, job_key, attempt)
+        for message in effects.scopes:  # what the api lets the rank's node fetch and send back
+            rank_files.record(self.broker, Attempt.from_message(message))
         if self.send is not None:
             for queue, message in effects.send:
                 self.send(queue, message)

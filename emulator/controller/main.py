@@ -17,6 +17,7 @@ import redis
 
 from emulator import in_job, pki, tokens
 from emulator.controller.effects import Actuator, Effects
+from emulator.controller.hosts import AttachedHosts
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.controller.reconcilers.deleted_workspaces import Leftovers
 from emulator.controller.reconcilers.endpoints import EndpointReconciler
@@ -24,6 +25,7 @@ from emulator.controller.reconcilers.instances import InstanceReconciler
 from emulator.controller.reconcilers.job_containers import JobContainers
 from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.controller.reconcilers.meter import Meter
+from emulator.controller.reconcilers.node_volumes import NodeVolumes
 from emulator.controller.reconcilers.parents import ParentReconciler
 from emulator.controller.reconcilers.pods import PodReconciler
 from emulator.controller.reconcilers.sandboxes import Sandboxes
@@ -87,10 +89,12 @@ class Controller:
                                             ServingImages(resolver).prepare, self.act, networks=self.networks)
         self.steps = Steps()
         self.leftovers = Leftovers(settings, store)
+        self.node_volumes = NodeVolumes(settings, store, runtime, clock)  # detached nodes' data folders
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
         self.schedules = ScheduleReconciler(settings, store, clock)
         self.pods = PodReconciler(settings, store, clock)
         self.meter = Meter(settings, store, clock, secret)
+        self.hosts = AttachedHosts(settings, store, clock, secret)
         self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
         self.parents = ParentReconciler(settings, store, clock, TrialMetrics(store, self.mlflow).series,
                                         {SWEEP: SweepDriver(), PIPELINE: PipelineDriver(), BATCH: BatchDriver()})
@@ -127,10 +131,12 @@ class Controller:
         # and again once children have ended in this pass, so a pipeline's next step starts without a pass's wait
         steps.run("parent jobs", self.parents.tick)
         steps.run("deleted workspaces", self.leftovers.tick)
+        steps.run("attached hosts", self.hosts.tick)
         by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}
         if not steps.run("containers", self._list_containers, by_role):
             return  # without the engine's view nothing below can be decided
         steps.run("clusters", self.clusters.tick, by_role["node"])
+        steps.run("node volumes", self.node_volumes.tick)
         steps.run("instances", self.instances.tick, by_role["instance"] + by_role["agent"])
         steps.run("job containers", self.job_containers.tick, by_role["job"])
         steps.run("sandboxes", self.sandboxes.tick, by_role["sandbox"], by_role["job"])

@@ -61,11 +61,11 @@ def own_container_id(mountinfo: str) -> str | None:
 
 
 class DockerRuntime(DockerNetworks):
-    def __init__(self, client: "docker.DockerClient | None" = None):
+    def __init__(self, client: "docker.DockerClient | None" = None, streams: "docker.APIClient | None" = None):
         try:
             self.client = client or docker.from_env(timeout=120)
-            # Waiting for an exit may take hours: no read timeout there.
-            self.streams = docker.from_env(timeout=None).api
+            # Waiting for an exit may take hours: no read timeout there (a remote host's engine: its own client).
+            self.streams = streams or docker.from_env(timeout=None).api
             self.host_cpus = float(self.client.info().get("NCPU") or os.cpu_count() or 1)
         except DockerException as exc:
             raise RuntimeUnavailable(f"Cannot reach the Docker engine: {exc}. Is Docker running?") from exc
@@ -226,6 +226,13 @@ class DockerRuntime(DockerNetworks):
             self.client.api.remove_volume(name, force=True)
         except NotFound:
             pass
+        except APIError as exc:
+            raise _translate(exc) from exc
+
+    def volume_path(self, name: str) -> Path:
+        """Where the named volume lives on the engine's host: containers this process starts bind-mount it there."""
+        try:
+            return Path(self.client.volumes.get(name).attrs["Mountpoint"])
         except APIError as exc:
             raise _translate(exc) from exc
 

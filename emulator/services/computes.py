@@ -14,8 +14,8 @@ from emulator.store.tables import Compute, Operation, Workspace
 
 KNOWN_TYPES = ("AKS", "Kubernetes", "AmlCompute", "ComputeInstance", "DataFactory", "VirtualMachine",
                "HDInsight", "Databricks", "DataLakeAnalytics", "SynapseSpark")
-EMULATED_TYPES = ("AmlCompute", "ComputeInstance")  # managed: quota and cost
-ATTACHABLE_TYPES = ("Kubernetes",)  # the user's own: attached, neither counted against quota nor billed
+EMULATED_TYPES = ("AmlCompute", "ComputeInstance", "VirtualMachine")
+ATTACHABLE_TYPES = ("Kubernetes",)  # attached without a host check: no quota, no cost (services/kubernetes.py)
 
 
 def get(repo: Repository, ref: WorkspaceRef, name: str, serverless_too: bool = False) -> Compute:
@@ -34,7 +34,7 @@ def _cluster_inner(inner: dict) -> dict:
             "scaleSettings": spec.scale.to_arm()}
 
 
-def _validated(body: object, workspace: Workspace, data_dir: Path) -> dict:
+def _validated(body: object, workspace: Workspace, attachment: dict | None, data_dir: Path) -> dict:
     body = payload.obj(body, "body", required=True)
     payload.finite(body)
     outer = payload.obj(body.get("properties"), "properties", required=True)
@@ -53,6 +53,8 @@ def _validated(body: object, workspace: Workspace, data_dir: Path) -> dict:
     elif compute_type == "Kubernetes":
         stored_inner = kubernetes_compute.validated(outer, inner, data_dir)
         attached = {"resourceId": outer["resourceId"]}
+    elif compute_type == "VirtualMachine":  # checked beforehand, outside the transaction (services/attached.py)
+        stored_inner = attachment["inner"]
     else:
         stored_inner = _cluster_inner(inner)
     tags = payload.tags(body.get("tags"))
@@ -62,6 +64,8 @@ def _validated(body: object, workspace: Workspace, data_dir: Path) -> dict:
                              "description": payload.string(outer.get("description"), "properties.description"),
                              "disableLocalAuth": bool(outer.get("disableLocalAuth", True)),
                              **attached, "properties": stored_inner}}
+    if attachment:  # the host's record, its sealed credentials with it: never shown
+        stored["attached"] = attachment["record"]
     return stored
 
 
@@ -88,10 +92,12 @@ def _check_update(row: Compute, stored: dict) -> None:
 
 
 def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,
-        now: datetime, data_dir: Path = Path("/nonexistent")) -> tuple[Compute, Operation, bool]:
-    """`data_dir`: where users leave kubeconfigs for attached Kubernetes clusters (services/kubernetes.py)."""
+        now: datetime, attachment: dict | None = None, data_dir: Path = Path("/nonexistent")
+        ) -> tuple[Compute, Operation, bool]:
+    """`attachment`: a VirtualMachine's checked host (services/attached.py `checked`); `data_dir`: where users leave
+    kubeconfigs for attached Kubernetes clusters (services/kubernetes.py)."""
     names.compute_name(name)
-    stored = _validated(body, workspace, data_dir)
+    stored = _validated(body, workspace, attachment, data_dir)
     key = ref.child_id("computes", name).lower()
     row = repo.compute(key)
     if row is None:
@@ -105,9 +111,12 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
         if row.instance:
             events.of_instance(row, None, now)  # its VM is billed from now
         op = operations.start(repo, key, "Create", now)
-        if compute_type in ATTACHABLE_TYPES:  # attached: nothing to provision
+        if attachment or compute_type in ATTACHABLE_TYPES:  # attached: nothing to provision
             row.provisioning_state, op.status, op.finished_at = "Succeeded", "Succeeded", now
         return row, op, True
+    if row.compute_type == "VirtualMachine" or attachment:
+        raise Conflict(f"Compute '{row.name}' already exists; detach it before attaching again.",
+                       target="computeName")
     _check_update(row, stored)
     row.body, row.modified_at = stored, now
     op = operations.start(repo, key, "Update", now)

@@ -45,8 +45,8 @@ def usage_of(repo: Repository, rows: list[Compute]) -> Usage:
     dedicated: Counter = Counter()
     low_priority = 0
     for row in rows:
-        if local.unmetered(row.name):  # the emulator's machine, attached compute: no Azure quota
-            continue
+        if local.unmetered(row.name) or row.compute_type == "VirtualMachine":  # the emulator's machine, attached
+            continue  # compute: no Azure quota on any
         spec = computes.spec_of(row)
         if row.compute_type == "ComputeInstance":  # one node, running or stopped
             dedicated[spec.vm_size.family] += spec.vm_size.vcpus

@@ -23,7 +23,7 @@ from emulator.dispatch.job_container import EXIT, GATE, mount_checks, stage
 from emulator.dispatch.protocol import Attempt
 from emulator.runtime import labels
 from emulator.runtime.base import Containers, Observed
-from emulator.workers import job_runner
+from emulator.workers import file_sync, job_runner
 
 log = logging.getLogger("amlemu.node")
 
@@ -34,6 +34,7 @@ class NodeIdentity:
     imds_endpoint: str | None = None  # where this node's Scheduled Events are served to its jobs
     docker_root: str | None = None  # the engine's data root on its host (seen at job_container.ENGINE_ROOT)
     cgroup_root: Path | None = None  # the host's cgroups, where this node sees them (job_container.CGROUP_ROOT)
+    files: file_sync.FileSync | None = None  # a detached node's way to the emulator's files (None: it shares them)
 
     def job_env(self) -> dict[str, str]:
         """What a job learns of the node it runs on, handed over at the gate."""
@@ -99,6 +100,28 @@ def _wait_out_notice(broker: redis.Redis, node_id: str, limit_seconds: float = 6
         threading.Event().wait(0.5)
 
 
+def _fetched(files: file_sync.FileSync | None, attempt: Attempt) -> bool:
+    """Fetch what a detached node's rank reads; False if its attempt stopped being current meanwhile."""
+    try:
+        if files is not None:
+            files.fetch(attempt)
+        return True
+    except file_sync.Stale:
+        return False
+
+
+def _send_back(uploads: file_sync.Uploads | None, attempt: Attempt) -> None:
+    """A detached node's rank: the rest of its log, then what it wrote; a stale attempt's are refused by the api,
+    and dropped."""
+    if uploads is None:
+        return
+    try:
+        uploads.stop()
+    except file_sync.Stale:
+        log.info("%s attempt %s is no longer current: its files are not sent back", attempt.job_name,
+                 attempt.attempt)
+
+
 def execute(message: dict, runtime: Containers, broker: redis.Redis, node: "NodeIdentity", data_dir: Path,
             host_data_dir: Path, hand_back: Callable[[dict], None] = lambda _message: None,
             later: Callable[..., object] = job_runner.at_once) -> str:
@@ -122,6 +145,9 @@ def execute(message: dict, runtime: Containers, broker: redis.Redis, node: "Node
         return "stale"
     protocol.report(broker, "claimed", attempt, node_id)
     try:
+        if not _fetched(node.files, attempt):
+            protocol.report(broker, "ended", attempt, node_id, exit_code=None, oom=False, tail="", error=None)
+            return "cancelled"
         container = _container_for(attempt, runtime, broker, data_dir, host_data_dir)
 
         def discard() -> None:
@@ -135,8 +161,10 @@ def execute(message: dict, runtime: Containers, broker: redis.Redis, node: "Node
             return "cancelled"
         open_gate(runtime, container, data_dir / attempt.workdir / GATE, node.job_env(), mount_checks(attempt, data_dir))
         protocol.report(broker, "running", attempt, node_id, container=container.id)
+        uploads = file_sync.Uploads(node.files, attempt) if node.files is not None else None
 
         def ended(outcome: job_runner.Outcome) -> None:
+            _send_back(uploads, attempt)  # a detached node's log and outputs: in the workspace at the end
             protocol.report(broker, "ended", attempt, node_id, exit_code=outcome.exit_code,
                             oom=outcome.oom_killed, tail=outcome.log_tail, error=None, limit=outcome.limit)
 
@@ -152,3 +180,14 @@ def execute(message: dict, runtime: Containers, broker: redis.Redis, node: "Node
         return "error"
     finally:
         later(shutil.rmtree, data_dir / job_container.rank_dir(attempt.workdir), True)  # its copies too
+        _forget(node.files, attempt)
+
+
+def _forget(files: file_sync.FileSync | None, attempt: Attempt) -> None:
+    """A detached node's copies of the workspace's files go before its next rank (not later: that rank may be the
+    same job's next attempt, fetching the same paths)."""
+    try:
+        if files is not None:
+            files.forget(attempt)
+    except OSError as exc:
+        log.warning("could not remove the copies of %s's files: %s", attempt.job_name, exc)

@@ -11,20 +11,22 @@ from emulator.dispatch import job_container, protocol
 from emulator.dispatch.celery_app import make_celery, ready_key
 from emulator.runtime.docker import DockerRuntime
 from emulator.settings import Settings
-from emulator.workers import attempts, imds
+from emulator.workers import attempts, file_sync, imds
 
 
 def run(node_id: str, queue: str, settings: Settings, slots: int = 1) -> None:
     app = make_celery(settings.redis_url)
     broker = protocol.resilient(settings.redis_url)
     runtime = DockerRuntime()
-    host_data_dir = Path(settings.host_data_dir or settings.data_dir)
+    files = file_sync.from_env(node_id, settings.data_dir)  # a detached node: a data folder of its own
+    host_data_dir = runtime.volume_path(os.environ[file_sync.VOLUME]) if files else \
+        Path(settings.host_data_dir or settings.data_dir)
     cleanup = ThreadPoolExecutor(1, thread_name_prefix="cleanup")  # removals off the next job's path
 
     cgroups = Path(job_container.CGROUP_ROOT)
     node = attempts.NodeIdentity(node_id, os.environ.get("AMLEMU_IMDS_ENDPOINT"),
                                  str(settings.docker_root) if settings.docker_root else None,
-                                 cgroups if cgroups.is_dir() else None)
+                                 cgroups if cgroups.is_dir() else None, files)
     imds.serve(broker, node_id)
 
     def hand_back(message: dict) -> None:

@@ -68,7 +68,7 @@ def test_a_local_job_runs_on_the_emulators_machine_and_is_recorded(ml_client, jo
         gate.release(job_outputs(job.name))
         streaming.join(timeout=180)
     assert not streaming.is_alive(), "jobs.stream did not return"
-    assert "hello from local compute" in streamed.getvalue() and "Completed" in streamed.getvalue()
+    assert "hello from local compute" in streamed.getvalue() and "Execution Summary" in streamed.getvalue()
     status = ml_client.jobs.get(job.name).status
     log = (job_dir(job.name) / "user_logs" / "std_log.txt").read_text()
     assert status == "Completed", log[-4000:]

@@ -10,19 +10,16 @@ import json
 import os
 import threading
 import uuid
-from pathlib import Path
 
 import pytest
-from azure.ai.ml import load_job
 from azure.ai.ml.entities import AmlCompute
 
 from emulator.runtime.docker import DockerRuntime
 from tests.e2e.timeline_checks import check_preemption_recorded
-from tests.samples import checkpointing_result
+from tests.samples import checkpointing_job, checkpointing_result
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_jobs" / "checkpointing"
 API = {"api-version": "2023-08-01-preview"}
 STEPS, STEP_SECONDS = 40, 0.5  # 20 s of steps, a checkpoint every 5 (2.5 s)
 WARNING = "Low priority compute preemption warning"
@@ -60,9 +57,7 @@ def test_a_preempted_checkpointing_job_resumes_on_a_fresh_node_with_the_same_res
         ml_client, rest, workspace_path, clusters, job_outputs):
     cluster = clusters("low_priority", 2)
     assert ml_client.compute.get(cluster).tier == "low_priority"
-    job = load_job(SAMPLE / "job.yml", params_override=[
-        {"compute": f"azureml:{cluster}"}, {"inputs.steps": STEPS}, {"inputs.step_seconds": STEP_SECONDS},
-        {"experiment_name": "e2e-preemption"}])
+    job = checkpointing_job(cluster, STEPS, STEP_SECONDS, "e2e-preemption")
     name = ml_client.jobs.create_or_update(job).name
     # Running, with a checkpoint written, on a node list_nodes names.
     wait_until(lambda: (job_outputs(name) / "checkpoint.json").exists(), timeout=180, interval=0.3,

@@ -46,3 +46,17 @@ def test_a_subscription_that_holds_nothing_is_not_found(client, auth):
 
 def test_subscriptions_need_a_token(client):
     assert client.get("/subscriptions", params=API).status_code == 401
+
+
+def test_a_caller_sees_only_the_subscriptions_it_may_read_in(client, auth, secret):
+    """ARM lists the subscriptions the caller holds a role in: a token scoped to one workspace sees its own."""
+    from tests.service.test_roles_api import bearer
+
+    other_sub = "11111111-2222-3333-4444-555555555555"
+    other_ws = WS_PATH.format(sub=other_sub, name="other")
+    assert client.put(other_ws, params=API, headers=auth, json={"location": "local"}).status_code in (200, 201)
+    scoped = bearer(secret, "Reader", scope=other_ws)
+    listed = client.get("/subscriptions", params=API, headers=scoped).json()
+    assert [s["subscriptionId"] for s in listed["value"]] == [other_sub]
+    assert [s["subscriptionId"] for s in client.get("/subscriptions", params=API, headers=auth).json()["value"]] \
+        == [SUB, other_sub]  # the emulated identity: Owner everywhere

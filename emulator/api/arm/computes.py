@@ -3,7 +3,7 @@
 from emulator.api.arm.envelope import iso, system_data, workspace_id
 from emulator.domain.compute import cluster
 from emulator.domain.ids import PROVIDER
-from emulator.services import instances
+from emulator.services import attached, instances
 from emulator.services.rows import Compute, Node, Workspace
 
 
@@ -25,8 +25,9 @@ def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None, ru
              "subnet": None, "userAccountCredentials": None, "virtualMachineImage": None,
              **outer.get("properties", {})}
     description = outer.get("description")
-    if runs_on is not None:  # attached: its own properties only, as Azure keeps them
+    if runs_on is not None or row.compute_type == "VirtualMachine":  # attached: its own properties, as kept
         inner = dict(outer.get("properties", {}))
+    if runs_on is not None:
         description = f"{description}\n{runs_on}" if description else runs_on
     if row.compute_type == "AmlCompute":
         inner.update(_cluster_status(row, nodes))
@@ -42,7 +43,8 @@ def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None, ru
                            "createdOn": iso(row.created_at), "modifiedOn": iso(row.modified_at),
                            "resourceId": outer.get("resourceId"), "provisioningErrors": row.provisioning_errors,
                            "isAttachedCompute": runs_on is not None, "disableLocalAuth": outer.get("disableLocalAuth", True),
-                           "properties": inner}}
+                           "properties": inner,
+                           **(attached.arm_properties(row) if row.compute_type == "VirtualMachine" else {})}}
 
 
 def node(row: Node) -> dict:

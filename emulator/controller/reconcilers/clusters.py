@@ -16,7 +16,7 @@ import redis
 from emulator.controller.effects import Actuator, Effects
 from emulator.controller.scheduling.preemption import Preemptions
 from emulator.controller.scheduling.scheduler import JobScheduler
-from emulator.controller.specs.nodes import new_node_id, node_spec
+from emulator.controller.specs.nodes import detached, new_node_id, node_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator.controller.workspace_networks import WorkspaceNetworks
@@ -200,7 +200,8 @@ class ClusterReconciler:
             repo.add(node)
             nodes.append(node)
             events.of_node(compute, node, kinds.NODE_ADDED, now, vmSize=spec.vm_size.name, priority=spec.priority)
-            effects.start.append(node_spec(self.settings, compute, spec, node.node_id))
+            effects.start.append(node_spec(self.settings, compute, spec, node.node_id,
+                                           own_data=detached(self.settings, compute)))
         allocation = cluster.allocation_state([NodeState(n.state) for n in nodes], plan.target)
         if allocation != compute.allocation_state:
             compute.allocation_state, compute.allocation_changed_at = allocation, now

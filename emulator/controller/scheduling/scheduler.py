@@ -8,6 +8,7 @@ from datetime import datetime
 from emulator.controller.effects import Effects
 from emulator.controller.scheduling.attempts import preempt, requeue
 from emulator.controller.specs import job_ranks
+from emulator.controller.specs.nodes import detached
 from emulator.controller.specs.sandboxes import pool_of
 from emulator.dispatch.celery_app import cluster_queue
 from emulator.domain.compute import preemption
@@ -78,7 +79,9 @@ class JobScheduler:
         job.attempt = max(job.attempt, 1)  # a requeue has counted the next attempt already
         job.dispatched_at, job.ranks, job.modified_at = now, {}, now
         sent = self._send(repo, job, compute, self._unclaimed(job), effects)
-        if ahead:  # its node is still busy: its container starts now, to be ready when the node is
+        # its node is still busy: its container starts now, to be ready when the node is (not on a detached node:
+        # the controller cannot lay out files on another machine)
+        if ahead and not detached(self.settings, compute):
             effects.stage += sent
 
     def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> list[dict]:
@@ -90,6 +93,8 @@ class JobScheduler:
         messages = [a.to_message() for a in attempts if a.rank in ranks]
         effects.current.append((job.key, job.attempt))
         effects.send += [(cluster_queue(compute.key), m) for m in messages]
+        if detached(self.settings, compute):
+            effects.scopes += messages
         return messages
 
     def node_lost(self, repo: Repository, compute: Compute, node: Node, now: datetime, effects: Effects,

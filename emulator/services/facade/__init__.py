@@ -22,6 +22,7 @@ from emulator.services.facade.timeline import Timeline
 from emulator.services.facade.tracking import Tracking
 from emulator.services.facade.workspaces import Workspaces
 from emulator.services.metrics import Metrics
+from emulator.services.node_files import NodeFiles
 from emulator.services.studio_runs import StudioRuns
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -51,6 +52,7 @@ class Services:
     studio: Studio
     studio_sessions: StudioSessions
     role_assignments: RoleAssignments
+    node_files: NodeFiles  # detached nodes' files (internal)
 
     @classmethod
     def build(cls, settings: Settings, store: Store, secret: bytes, clock: Callable[[], datetime]) -> "Services":
@@ -63,4 +65,4 @@ class Services:
                    each(Registries), Tracking(settings, store, secret, clock, mlflow), each(RunArtifacts),
                    each(Schedules), each(Timeline), Metrics(store, clock),
                    Studio(settings, store, secret, clock, StudioRuns(settings.data_dir, store, mlflow)),
-                   each(StudioSessions), each(RoleAssignments))
+                   each(StudioSessions), each(RoleAssignments), NodeFiles(settings, secret))

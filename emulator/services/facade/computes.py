@@ -3,9 +3,11 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+from emulator.domain import names
 from emulator.domain.compute import local
 from emulator.domain.ids import WorkspaceRef
-from emulator.services import computes, kubernetes, quotas
+from emulator.runtime import hosts
+from emulator.services import attached, computes, kubernetes, quotas
 from emulator.services.facade.base import Service
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Node, Operation, Workspace
@@ -28,6 +30,8 @@ def _view(repo: Repository, row: Compute, workspace: Workspace, data_dir: Path) 
 
 
 class Computes(Service):
+    host_check: attached.HostCheck = staticmethod(hosts.check)  # an attached VM's host, before it is accepted
+
     def listed(self, ref: WorkspaceRef) -> list[ComputeView]:
         with self.in_workspace(ref) as (repo, workspace):
             return [_view(repo, row, workspace, self.settings.data_dir) for row in repo.computes(ref.key)
@@ -38,9 +42,12 @@ class Computes(Service):
             return _view(repo, computes.get(repo, ref, name), workspace, self.settings.data_dir)
 
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation, bool]:
+        names.compute_name(name)
+        attachment = attached.checked(body, self.secret, self.host_check)
         with self.in_workspace(ref) as (repo, workspace):
-            row, op, created = computes.put(repo, ref, workspace, name, body, self.clock(), self.settings.data_dir)
-            if row.compute_type in computes.EMULATED_TYPES:
+            row, op, created = computes.put(repo, ref, workspace, name, body, self.clock(), attachment,
+                                            self.settings.data_dir)
+            if attachment is None and row.compute_type not in computes.ATTACHABLE_TYPES:  # attached: no quota
                 quotas.admit(repo, self.settings, row, created)
             return _view(repo, row, workspace, self.settings.data_dir), op, created
 

@@ -42,7 +42,7 @@ def _attach_and_submit(azure, instance_type: str | None) -> None:
                    azure.clock())
         computes.put(repo, azure.ref, repo.workspace(azure.ref.key), "k8s", {"properties": {
             "computeType": "Kubernetes", "resourceId": AKS,
-            "properties": {"namespace": "ml", "instanceTypes": {"small": SMALL}}}}, azure.clock(), azure.settings.data_dir)
+            "properties": {"namespace": "ml", "instanceTypes": {"small": SMALL}}}}, azure.clock(), data_dir=azure.settings.data_dir)
         resources = {"instanceCount": 1, **({"instanceType": instance_type} if instance_type else {})}
         jobs.put(repo, azure.ref, "hello", {"properties": {
             "jobType": "Command", "command": "python train.py", "computeId": azure.ref.child_id("computes", "k8s"),

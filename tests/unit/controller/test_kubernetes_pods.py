@@ -41,7 +41,7 @@ def _attach(azure, namespace: str = "ml") -> None:
         computes.put(repo, azure.ref, repo.workspace(azure.ref.key), "k8s", {"properties": {
             "computeType": "Kubernetes", "resourceId": AKS,
             "properties": {"namespace": namespace, "defaultInstanceType": "small",
-                           "instanceTypes": {"small": SMALL}}}}, azure.clock(), azure.settings.data_dir)
+                           "instanceTypes": {"small": SMALL}}}}, azure.clock(), data_dir=azure.settings.data_dir)
 
 
 def _submit(azure, name: str, instance_type: str | None = None) -> None:
