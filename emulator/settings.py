@@ -1,5 +1,6 @@
 """Settings, built once by each entry point and passed down (never a module-level instance)."""
 
+import urllib.parse
 from pathlib import Path
 from typing import Literal
 
@@ -203,8 +204,11 @@ class Settings(BaseSettings):
 
     @property
     def served_hosts(self) -> list[str]:
-        """The names the api's certificate carries, its public one first."""
-        return list(dict.fromkeys([self.public_host, "localhost", "127.0.0.1", "::1", "api", self.jobs_api_host]))
+        """The names the api's certificate carries, its public one first; the address detached nodes use too (an
+        attached host's node reaches the api at an address of a network the hosts share)."""
+        node_host = urllib.parse.urlparse(self.node_api_url).hostname
+        return list(dict.fromkeys([self.public_host, "localhost", "127.0.0.1", "::1", "api", self.jobs_api_host,
+                                   *([node_host] if node_host else [])]))
 
     @property
     def own_urls(self) -> list[str]:

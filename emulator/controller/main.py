@@ -17,6 +17,7 @@ import redis
 
 from emulator import in_job, pki, tokens
 from emulator.controller.effects import Actuator, Effects
+from emulator.controller.host_nodes import HostNodes
 from emulator.controller.hosts import AttachedHosts
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.controller.reconcilers.deleted_workspaces import Leftovers
@@ -95,6 +96,8 @@ class Controller:
         self.pods = PodReconciler(settings, store, clock)
         self.meter = Meter(settings, store, clock, secret)
         self.hosts = AttachedHosts(settings, store, clock, secret)
+        self.host_nodes = HostNodes(settings, store, broker, clock, secret, scheduler, getattr(runtime, "client", None),
+                                    send=self._send, active_attempts=self.jobs.active_attempts)
         self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
         self.parents = ParentReconciler(settings, store, clock, TrialMetrics(store, self.mlflow).series,
                                         {SWEEP: SweepDriver(), PIPELINE: PipelineDriver(), BATCH: BatchDriver()})
@@ -132,6 +135,7 @@ class Controller:
         steps.run("parent jobs", self.parents.tick)
         steps.run("deleted workspaces", self.leftovers.tick)
         steps.run("attached hosts", self.hosts.tick)
+        steps.run("attached host nodes", self.host_nodes.tick)
         by_role: dict[str, list[Observed]] = {role: [] for role in ROLES}
         if not steps.run("containers", self._list_containers, by_role):
             return  # without the engine's view nothing below can be decided

@@ -15,6 +15,7 @@ from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import (
     assets,
+    attached,
     computes,
     data,
     environment_refs,
@@ -71,9 +72,15 @@ def _compute(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec) -> 
                                "the computes with ml_client.compute.list().", target=target)
     if row.compute_type == "Kubernetes":  # its instance type's checks: services/kubernetes.py
         return row
+    if row.compute_type == attached.COMPUTE_TYPE:  # the job targets the attached machine itself: one node
+        if spec.instance_count > 1:
+            raise ValidationFailed(f"'{name}' is an attached virtual machine, a single machine: a job there runs on "
+                                   f"one node, not {spec.instance_count}.", target=f"{P}.resources.instanceCount")
+        return row
     if row.compute_type not in ("AmlCompute", "ComputeInstance"):
         raise ValidationFailed(f"Compute '{name}' is a {row.compute_type}; amlemu runs jobs on compute clusters "
-                               "(AmlCompute), compute instances and Kubernetes compute.", target=target)
+                               "(AmlCompute), compute instances, attached virtual machines and Kubernetes "
+                               "compute.", target=target)
     if row.compute_type == "ComputeInstance" and spec.instance_count > 1:
         raise ValidationFailed(f"'{name}' is a compute instance, a single machine: a job there runs on one node, "
                                f"not {spec.instance_count}. Use a compute cluster for multi-node jobs.",

@@ -21,6 +21,8 @@ DETACHED_TAG = "amlemu.detached_nodes"  # a cluster's tag: "true" or "false" ove
 def detached(settings: Settings, compute: Compute) -> bool:
     """Whether the cluster's nodes keep a data folder of their own (workers/file_sync.py) rather than share the
     emulator's: the controller then lays out nothing for them (no container is started ahead)."""
+    if compute.compute_type == "VirtualMachine":  # an attached host's node: another machine, always
+        return True
     if compute.compute_type != "AmlCompute":  # a compute instance's agent shares the emulator's files
         return False
     tag = str(((compute.body or {}).get("tags") or {}).get(DETACHED_TAG, "")).strip().lower()
