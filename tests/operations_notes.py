@@ -57,8 +57,9 @@ HAND_CALLS: dict[tuple[str, str], Hand] = {
 
 # Operations whose calls are served (or run elsewhere) but which do not work as on Azure, with why.
 LIMITS: dict[tuple[str, str], tuple[str, str]] = {
-    ("compute", "begin_attach"): ("not yet", "attaches Kubernetes, a VM, Synapse Spark ...: amlemu emulates AmlCompute "
-                                            "clusters and compute instances and answers 400 for other compute types"),
+    ("compute", "begin_attach"): ("partial", "attaches Kubernetes (README, \"Kubernetes compute\"), a VM, Synapse "
+                                            "Spark ...: amlemu attaches Kubernetes compute and answers 400 for the "
+                                            "other attached types"),
     ("data", "mount"): ("not yet", "mounts with azureml-dataprep-rslex's FUSE driver (not installed with azure-ai-ml), "
                                    "or on a compute instance through `updateDataMounts`, which amlemu does not serve"),
     ("datastores", "mount"): ("not yet", "mounts with azureml-dataprep-rslex's FUSE driver (not installed with "

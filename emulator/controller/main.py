@@ -28,6 +28,7 @@ from emulator.controller.reconcilers.jobs import JobReconciler
 from emulator.controller.reconcilers.meter import Meter
 from emulator.controller.reconcilers.node_volumes import NodeVolumes
 from emulator.controller.reconcilers.parents import ParentReconciler
+from emulator.controller.reconcilers.pods import PodReconciler
 from emulator.controller.reconcilers.sandboxes import Sandboxes
 from emulator.controller.reconcilers.schedules import ScheduleReconciler
 from emulator.controller.scheduling.preemption import Preemptions
@@ -92,6 +93,7 @@ class Controller:
         self.node_volumes = NodeVolumes(settings, store, runtime, clock)  # detached nodes' data folders
         self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
         self.schedules = ScheduleReconciler(settings, store, clock)
+        self.pods = PodReconciler(settings, store, clock)
         self.meter = Meter(settings, store, clock, secret)
         self.hosts = AttachedHosts(settings, store, clock, secret)
         self.host_nodes = HostNodes(settings, store, broker, clock, secret, scheduler, getattr(runtime, "client", None),
@@ -128,6 +130,7 @@ class Controller:
         steps.run("schedules", self.schedules.tick)  # first: the jobs it makes move on in this same pass
         steps.run("parent jobs", self.parents.tick)  # likewise the children they make
         steps.run("jobs", self._jobs_tick)
+        steps.run("kubernetes pods", self.pods.tick)
         # and again once children have ended in this pass, so a pipeline's next step starts without a pass's wait
         steps.run("parent jobs", self.parents.tick)
         steps.run("deleted workspaces", self.leftovers.tick)

@@ -1,18 +1,21 @@
 """Compute use cases: validate, store, and leave the container work to the controller."""
 
 from datetime import datetime
+from pathlib import Path
 
 from emulator.domain import names, payload
-from emulator.domain.compute import cluster, local
+from emulator.domain.compute import cluster, kubernetes, local
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import events, instances, operations
+from emulator.services import kubernetes as kubernetes_compute
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Operation, Workspace
 
 KNOWN_TYPES = ("AKS", "Kubernetes", "AmlCompute", "ComputeInstance", "DataFactory", "VirtualMachine",
                "HDInsight", "Databricks", "DataLakeAnalytics", "SynapseSpark")
 EMULATED_TYPES = ("AmlCompute", "ComputeInstance", "VirtualMachine")
+ATTACHABLE_TYPES = ("Kubernetes",)  # attached without a host check: no quota, no cost (services/kubernetes.py)
 
 
 def get(repo: Repository, ref: WorkspaceRef, name: str, serverless_too: bool = False) -> Compute:
@@ -31,7 +34,7 @@ def _cluster_inner(inner: dict) -> dict:
             "scaleSettings": spec.scale.to_arm()}
 
 
-def _validated(body: object, workspace: Workspace, attachment: dict | None = None) -> dict:
+def _validated(body: object, workspace: Workspace, attachment: dict | None, data_dir: Path) -> dict:
     body = payload.obj(body, "body", required=True)
     payload.finite(body)
     outer = payload.obj(body.get("properties"), "properties", required=True)
@@ -39,12 +42,17 @@ def _validated(body: object, workspace: Workspace, attachment: dict | None = Non
     if compute_type not in KNOWN_TYPES:
         raise ValidationFailed(f"properties.computeType must be one of {', '.join(KNOWN_TYPES)}; "
                                f"got {compute_type!r}.", target="properties.computeType")
-    if compute_type not in EMULATED_TYPES:
+    if compute_type not in (*EMULATED_TYPES, *ATTACHABLE_TYPES):
         raise ValidationFailed(f"Compute type {compute_type} is not emulated by amlemu; "
-                               f"supported: {', '.join(EMULATED_TYPES)}.", target="properties.computeType")
+                               f"supported: {', '.join((*EMULATED_TYPES, *ATTACHABLE_TYPES))}.",
+                               target="properties.computeType")
     inner = payload.obj(outer.get("properties"), "properties.properties")
+    attached = {}
     if compute_type == "ComputeInstance":
         stored_inner, _spec = instances.validated_inner(inner)
+    elif compute_type == "Kubernetes":
+        stored_inner = kubernetes_compute.validated(outer, inner, data_dir)
+        attached = {"resourceId": outer["resourceId"]}
     elif compute_type == "VirtualMachine":  # checked beforehand, outside the transaction (services/attached.py)
         stored_inner = attachment["inner"]
     else:
@@ -55,7 +63,7 @@ def _validated(body: object, workspace: Workspace, attachment: dict | None = Non
               "properties": {"computeType": compute_type,
                              "description": payload.string(outer.get("description"), "properties.description"),
                              "disableLocalAuth": bool(outer.get("disableLocalAuth", True)),
-                             "properties": stored_inner}}
+                             **attached, "properties": stored_inner}}
     if attachment:  # the host's record, its sealed credentials with it: never shown
         stored["attached"] = attachment["record"]
     return stored
@@ -72,6 +80,11 @@ def _check_update(row: Compute, stored: dict) -> None:
     if row.compute_type == "ComputeInstance":
         instances.check_update(row, new)
         return
+    if row.compute_type in ATTACHABLE_TYPES:
+        if row.body["properties"]["resourceId"].lower() != stored["properties"]["resourceId"].lower():
+            raise Conflict(f"Compute '{row.name}' is attached to {row.body['properties']['resourceId']}; detach it "
+                           "before attaching another cluster under its name.", target="properties.resourceId")
+        return
     for key in ("vmSize", "vmPriority"):
         if old[key] != new[key]:
             raise ValidationFailed(f"{key} of an existing cluster cannot change ({old[key]} -> {new[key]}); "
@@ -79,10 +92,12 @@ def _check_update(row: Compute, stored: dict) -> None:
 
 
 def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,
-        now: datetime, attachment: dict | None = None) -> tuple[Compute, Operation, bool]:
-    """`attachment`: a VirtualMachine's checked host (services/attached.py `checked`)."""
+        now: datetime, attachment: dict | None = None, data_dir: Path = Path("/nonexistent")
+        ) -> tuple[Compute, Operation, bool]:
+    """`attachment`: a VirtualMachine's checked host (services/attached.py `checked`); `data_dir`: where users leave
+    kubeconfigs for attached Kubernetes clusters (services/kubernetes.py)."""
     names.compute_name(name)
-    stored = _validated(body, workspace, attachment)
+    stored = _validated(body, workspace, attachment, data_dir)
     key = ref.child_id("computes", name).lower()
     row = repo.compute(key)
     if row is None:
@@ -96,7 +111,7 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
         if row.instance:
             events.of_instance(row, None, now)  # its VM is billed from now
         op = operations.start(repo, key, "Create", now)
-        if attachment:  # checked already: attached, nothing to provision
+        if attachment or compute_type in ATTACHABLE_TYPES:  # attached: nothing to provision
             row.provisioning_state, op.status, op.finished_at = "Succeeded", "Succeeded", now
         return row, op, True
     if row.compute_type == "VirtualMachine" or attachment:
@@ -105,7 +120,7 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
     _check_update(row, stored)
     row.body, row.modified_at = stored, now
     op = operations.start(repo, key, "Update", now)
-    if row.compute_type == "ComputeInstance":  # schedules or idle time: in force from the controller's next pass
+    if row.compute_type in ("ComputeInstance", *ATTACHABLE_TYPES):  # in force from the controller's next pass
         op.status, op.finished_at = "Succeeded", now
     else:  # the controller resizes the cluster, then finishes the operation
         row.provisioning_state = "Updating"
@@ -116,6 +131,8 @@ def delete(repo: Repository, ref: WorkspaceRef, name: str, now: datetime) -> tup
     row = repo.compute(ref.child_id("computes", name))
     if row is None or local.is_hidden(row.name):
         return None
+    if row.compute_type in ATTACHABLE_TYPES:  # detach: the cluster stays as it was; its local stand-ins go
+        return row, kubernetes_compute.detach(repo, row, now)
     if row.compute_type == "ComputeInstance" and row.provisioning_state != "Deleting":
         instances.ask(row, "Delete", instances.Trigger.USER, now)
     row.provisioning_state, row.modified_at = "Deleting", now
@@ -158,4 +175,7 @@ def patch_scale(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name:
 
 
 def spec_of(row: Compute) -> cluster.ClusterSpec:
-    return cluster.parse_spec(row.body["properties"]["properties"], local.is_local_compute(row.name))
+    props = row.body["properties"]["properties"]
+    if kubernetes.is_fallback(row.name):  # a Kubernetes compute's instance type on the local runtime
+        return cluster.ClusterSpec(kubernetes.fallback_size(props), "Dedicated", cluster.parse_scale(props.get("scaleSettings")))
+    return cluster.parse_spec(props, local.is_local_compute(row.name))

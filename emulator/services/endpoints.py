@@ -17,7 +17,7 @@ from emulator.domain.registries import ids as registry_ids
 from emulator.domain.serving import deployments, endpoints
 from emulator.domain.storage import datastores
 from emulator.errors import Conflict, NotFound, PathEscape, ValidationFailed
-from emulator.services import assets, models, operations, registry_assets
+from emulator.services import assets, kubernetes, models, operations, registry_assets
 from emulator.settings import Settings
 from emulator.store.repositories import Repository
 from emulator.store.tables import AssetVersion, OnlineDeployment, OnlineEndpoint, Operation, Workspace
@@ -41,13 +41,12 @@ def get_endpoint(repo: Repository, ref: WorkspaceRef, name: str) -> OnlineEndpoi
     return row
 
 
-def _endpoint_body(body: object, workspace: Workspace, name: str, deployment_names: list[str]) -> dict:
+def _endpoint_body(repo: Repository, ref: WorkspaceRef, body: object, workspace: Workspace, name: str,
+                   deployment_names: list[str]) -> dict:
     body = payload.obj(body, "body", required=True)
     payload.finite(body)
     props = payload.obj(body.get(P), P, required=True)
-    if props.get("compute"):
-        raise ValidationFailed("Kubernetes online endpoints (properties.compute) are not emulated; leave compute "
-                               "out for a managed online endpoint.", target=f"{P}.compute")
+    compute = kubernetes.endpoint_compute(repo, ref, props.get("compute"))  # a Kubernetes online endpoint's
     live = endpoints.traffic(props.get("traffic"), deployment_names, name)
     return {"location": workspace.location if body.get("location") is None else payload.location(body["location"]),
             "tags": payload.tags(body.get("tags")),
@@ -57,7 +56,8 @@ def _endpoint_body(body: object, workspace: Workspace, name: str, deployment_nam
                 "properties": payload.string_map(props.get("properties"), f"{P}.properties"),
                 "publicNetworkAccess": props.get("publicNetworkAccess") or "Enabled",
                 "traffic": live,
-                "mirrorTraffic": endpoints.mirror_traffic(props.get("mirrorTraffic"), live, deployment_names, name)}}
+                "mirrorTraffic": endpoints.mirror_traffic(props.get("mirrorTraffic"), live, deployment_names, name),
+                **({"compute": compute} if compute else {})}}
 
 
 def put_endpoint(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,
@@ -66,7 +66,7 @@ def put_endpoint(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name
     key = ref.child_id("onlineEndpoints", name).lower()
     row = repo.online_endpoint(key)
     names = [d.name for d in repo.online_deployments(key) if d.provisioning_state != "Deleting"] if row else []
-    stored = _endpoint_body(body, workspace, name, names)
+    stored = _endpoint_body(repo, ref, body, workspace, name, names)
     if row is None:
         taken = repo.online_endpoint_named(name)
         if taken is not None:  # scoring URLs name an endpoint alone, as Azure's region-wide DNS names do
@@ -222,7 +222,7 @@ def put_deployment(repo: Repository, settings: Settings, ref: WorkspaceRef, endp
     parent = get_endpoint(repo, ref, endpoint)
     _not_deleting(parent.provisioning_state, f"Online endpoint '{parent.name}'", "endpointName")
     endpoints.deployment_name(name)
-    stored = deployments.validated(body)
+    stored = deployments.validated(body, kubernetes.endpoint_spec(repo, ref.key, parent.body))
     stored["location"] = stored["location"] or parent.location
     found = resolve(repo, ref, stored)
     for field in ("model", "environment"):  # a registry's label means the version it names now, as in Azure

@@ -8,6 +8,7 @@ from sqlalchemy.orm import object_session
 from emulator.domain import events as kinds
 from emulator.domain.compute import instance
 from emulator.domain.events import Happened
+from emulator.domain.serving import deployments
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Event, Node, OnlineDeployment
 
@@ -61,7 +62,7 @@ def of_deployment(row: OnlineDeployment, before: list[dict], after: list[dict], 
         return len(instances), sum(bool(i.get("ready")) for i in instances)
     if counts(before) != counts(after):
         record_beside(row, workspace_of(row), kinds.DEPLOYMENT_INSTANCES, row.key, now, instances=len(after),
-                      ready=counts(after)[1], instanceType=row.body.get("properties", {}).get("instanceType"))
+                      ready=counts(after)[1], instanceType=deployments.priced_as(row.body))
 
 
 def after(repo: Repository, workspace_key: str | None, after_id: int, limit: int = PAGE,

@@ -21,6 +21,7 @@ from emulator.services import (
     environment_refs,
     events,
     job_outputs,
+    kubernetes,
     local_runs,
     registry_assets,
     serverless,
@@ -69,6 +70,8 @@ def _compute(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec) -> 
     if row is None or row.provisioning_state == "Deleting":
         raise ValidationFailed(f"Compute '{name}' was not found in workspace '{ref.name}'. Create it first, or list "
                                "the computes with ml_client.compute.list().", target=target)
+    if row.compute_type == "Kubernetes":  # its instance type's checks: services/kubernetes.py
+        return row
     if row.compute_type == attached.COMPUTE_TYPE:  # the job targets the attached machine itself: one node
         if spec.instance_count > 1:
             raise ValidationFailed(f"'{name}' is an attached virtual machine, a single machine: a job there runs on "
@@ -76,7 +79,8 @@ def _compute(repo: Repository, ref: WorkspaceRef, spec: command_job.JobSpec) -> 
         return row
     if row.compute_type not in ("AmlCompute", "ComputeInstance"):
         raise ValidationFailed(f"Compute '{name}' is a {row.compute_type}; amlemu runs jobs on compute clusters "
-                               "(AmlCompute), compute instances and attached virtual machines.", target=target)
+                               "(AmlCompute), compute instances, attached virtual machines and Kubernetes "
+                               "compute.", target=target)
     if row.compute_type == "ComputeInstance" and spec.instance_count > 1:
         raise ValidationFailed(f"'{name}' is a compute instance, a single machine: a job there runs on one node, "
                                f"not {spec.instance_count}. Use a compute cluster for multi-node jobs.",
@@ -127,6 +131,8 @@ def put(repo: Repository, ref: WorkspaceRef, name: str, body: object, now: datet
     if spec.compute_id:
         compute = _compute(repo, ref, spec)
         props["computeId"] = f"{ref.arm_id}/computes/{compute.name}"
+        if compute.compute_type in computes.ATTACHABLE_TYPES:
+            compute = kubernetes.job_target(repo, ref, workspace, compute, props, spec.instance_count, data_dir, now)
     elif spec.local:  # it waits for its client to start it (start_local)
         if not client:
             raise ValidationFailed(local.REFUSED.format(what="sweeps, pipeline steps and schedules"),

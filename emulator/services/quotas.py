@@ -45,8 +45,8 @@ def usage_of(repo: Repository, rows: list[Compute]) -> Usage:
     dedicated: Counter = Counter()
     low_priority = 0
     for row in rows:
-        if local.is_local_compute(row.name) or row.compute_type == "VirtualMachine":  # no Azure quota on either
-            continue
+        if local.unmetered(row.name) or row.compute_type == "VirtualMachine":  # the emulator's machine, attached
+            continue  # compute: no Azure quota on any
         spec = computes.spec_of(row)
         if row.compute_type == "ComputeInstance":  # one node, running or stopped
             dedicated[spec.vm_size.family] += spec.vm_size.vcpus
@@ -101,7 +101,7 @@ def _most_nodes(repo: Repository, settings: Settings, compute: Compute, low: boo
 def never_fits(repo: Repository, settings: Settings, compute: Compute, nodes: int) -> str | None:
     """Azure's failure message for a job whose `nodes` alone are above the cluster's quota (it would wait forever);
     None when they fit once the quota is free, or on a compute that is not a cluster."""
-    if compute.compute_type != "AmlCompute" or local.is_local_compute(compute.name):
+    if compute.compute_type != "AmlCompute" or local.unmetered(compute.name):
         return None
     spec = computes.spec_of(compute)
     most, binding, scope = min((*quota.most_nodes(regional_limits(repo, settings), spec.vm_size, spec.low_priority),

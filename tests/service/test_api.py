@@ -680,7 +680,7 @@ BODY_CASES = [
      400, "ValidationError", "properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown"),
     ("unknown computeType", _with(("properties", "computeType"), "QuantumCompute"),
      400, "ValidationError", "properties.computeType"),
-    ("computeType not emulated", _with(("properties", "computeType"), "Kubernetes"),
+    ("computeType not emulated", _with(("properties", "computeType"), "Databricks"),
      400, "ValidationError", "properties.computeType"),
     ("computeType missing", {"properties": {"properties": {"vmSize": "Standard_DS3_v2"}}},
      400, "ValidationError", "properties.computeType"),

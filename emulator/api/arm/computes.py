@@ -17,12 +17,18 @@ def _cluster_status(row: Compute, nodes: list[Node]) -> dict:
             "errors": row.errors}
 
 
-def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None) -> dict:
+def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None, runs_on: str | None = None) -> dict:
+    """`runs_on`: an attached compute's, where its work runs (said in its description)."""
     body = row.body
     outer = body["properties"]
     inner = {"isolatedNetwork": False, "remoteLoginPortPublicAccess": "NotSpecified", "enableNodePublicIp": True,
              "subnet": None, "userAccountCredentials": None, "virtualMachineImage": None,
-             **outer.get("properties", {})} if row.compute_type != "VirtualMachine" else dict(outer["properties"])
+             **outer.get("properties", {})}
+    description = outer.get("description")
+    if runs_on is not None or row.compute_type == "VirtualMachine":  # attached: its own properties, as kept
+        inner = dict(outer.get("properties", {}))
+    if runs_on is not None:
+        description = f"{description}\n{runs_on}" if description else runs_on
     if row.compute_type == "AmlCompute":
         inner.update(_cluster_status(row, nodes))
     elif row.compute_type == "ComputeInstance":
@@ -33,10 +39,10 @@ def compute(row: Compute, nodes: list[Node], workspace_row: Workspace | None) ->
             "tags": body.get("tags", {}), "identity": body.get("identity"),
             "systemData": system_data(row.created_at, row.modified_at),
             "properties": {"computeType": row.compute_type, "computeLocation": row.location,
-                           "provisioningState": row.provisioning_state, "description": outer.get("description"),
+                           "provisioningState": row.provisioning_state, "description": description,
                            "createdOn": iso(row.created_at), "modifiedOn": iso(row.modified_at),
-                           "resourceId": None, "provisioningErrors": row.provisioning_errors,
-                           "isAttachedCompute": False, "disableLocalAuth": outer.get("disableLocalAuth", True),
+                           "resourceId": outer.get("resourceId"), "provisioningErrors": row.provisioning_errors,
+                           "isAttachedCompute": runs_on is not None, "disableLocalAuth": outer.get("disableLocalAuth", True),
                            "properties": inner,
                            **(attached.arm_properties(row) if row.compute_type == "VirtualMachine" else {})}}
 

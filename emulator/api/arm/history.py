@@ -5,6 +5,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from emulator.api.arm.envelope import iso
+from emulator.domain.compute import kubernetes
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
 from emulator.domain.storage import blob_access, datastores
@@ -29,7 +30,7 @@ def _run_type(row: Job) -> str:
 def run(row: Job, workspace: Workspace) -> dict:
     """A RunHistory run (a child's names its parent, as `jobs.list(parent_job_name=...)` reads them)."""
     parent = row.parent_key.rsplit("/", 1)[-1] if row.parent_key else None
-    target = row.compute_key.rsplit("/", 1)[-1]
+    target = kubernetes.shown_name(row.compute_key.rsplit("/", 1)[-1])
     return {"runId": row.name, "parentRunId": parent, "rootRunId": parent or row.name, "runUuid": str(uuid.uuid5(uuid.NAMESPACE_URL, row.key)), "status": row.status,
             "createdUtc": iso(row.created_at), "startTimeUtc": iso(row.started_at), "endTimeUtc": iso(row.ended_at),
             "experimentId": row.body.get("experimentName"), "displayName": row.body.get("displayName"),

@@ -16,7 +16,7 @@ COMPUTE = WS_PATH + "/computes/{compute_name}"
 
 
 def _shaped(view: ComputeView) -> dict:
-    return arm.compute(view.row, view.nodes, view.workspace)
+    return arm.compute(view.row, view.nodes, view.workspace, view.runs_on)
 
 
 @router.get(WS_PATH + "/computes")

@@ -176,8 +176,8 @@ class ClusterReconciler:
         nodes = repo.nodes(compute.key)
         demand, pending = self.scheduler.schedule(repo, compute, nodes, now, effects) if self.scheduler else (0, 0)
         views = [cluster.NodeView(n.node_id, NodeState(n.state), n.idle_since) for n in nodes]
-        # the local capacity is the emulator's machine: no Azure quota or capacity shortage holds it
-        growing = (demand or spec.scale.min_nodes) and not local.is_local_compute(compute.name)
+        # the local capacity and attached Kubernetes compute run locally: no Azure quota or capacity shortage holds them
+        growing = (demand or spec.scale.min_nodes) and not local.unmetered(compute.name)
         room = quotas.room(repo, self.settings, compute)[0] if growing else None
         shortage = capacity.for_cluster(repo, self.settings, compute, now) if growing else None
         plan = cluster.plan_scale(views, demand=demand, scale=spec.scale, now=now,

@@ -87,7 +87,7 @@ class JobScheduler:
     def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> list[dict]:
         ref = WorkspaceRef.of(repo.workspace(job.workspace_key))
         attempts = job_ranks.ranks(job.key, job.name, job.attempt, job.body, ref,
-                                computes.spec_of(compute), self.settings, job.image, [*job.notes, *_banner(job)],
+                                computes.spec_of(compute), self.settings, job.image, [*job.notes, *_banner(job), *_said(compute)],
                                 code_dir(repo, ref, job), self.host_has_gpus(),
                                 sandbox_pool=pool_of(self.settings, compute.key), run_token=self.run_token(job))
         messages = [a.to_message() for a in attempts if a.rank in ranks]
@@ -131,6 +131,13 @@ def _banner(job: Job) -> list[str]:
     why = next((h["message"] for h in reversed(job.history) if h.get("attempt") == job.attempt and h.get("message")),
                "")
     return [f"amlemu: attempt {job.attempt}. {why}".rstrip()]
+
+
+def _said(compute: Compute) -> list[str]:
+    """What a cluster says of itself at the top of its jobs' logs: an attached Kubernetes compute, that it runs on
+    the local runtime (domain/compute/kubernetes.py)."""
+    note = (compute.body["properties"]["properties"].get("kubernetes") or {}).get("note")
+    return [note] if note else []
 
 
 def code_dir(repo: Repository, ref: WorkspaceRef, job: Job) -> str | None:

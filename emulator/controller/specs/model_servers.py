@@ -6,7 +6,7 @@ from pathlib import Path, PurePosixPath
 from emulator import confined
 from emulator.domain.compute import vm_sizes
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.serving import model_server
+from emulator.domain.serving import deployments, model_server
 from emulator.runtime import labels
 from emulator.runtime.base import ContainerSpec
 from emulator.services import endpoints
@@ -29,7 +29,7 @@ def model_server_spec(settings: Settings, secret: bytes, row: OnlineDeployment, 
     """One instance of the deployment: the inference server on its environment's image, its code and model mounted
     read-only, reachable only on its workspace's scoring network and only with its key."""
     props = row.body["properties"]
-    size = vm_sizes.find(props["instanceType"])
+    size = deployments.size_of(row.body)
     cpus, memory = vm_sizes.scaled_limits(size, settings.resource_scale)
     name = f"amlemu-{settings.stack}-serve-{endpoint}-{row.name}-{row.generation}-{secrets.token_hex(3)}"
     code, model = endpoints.code_dir(ref, found.code), endpoints.model_path(ref, found.model)

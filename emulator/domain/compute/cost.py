@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from emulator.domain.compute import local, vm_sizes
+from emulator.domain.compute import kubernetes, local, vm_sizes
 from emulator.domain.events import Lifetime
 from emulator.errors import ValidationFailed
 
@@ -98,7 +98,8 @@ def rate(size_name: str, priority: str, region: str) -> Rate:
     """What one VM of `size_name` costs per hour (Dedicated or LowPriority) in `region`."""
     region = region_of(region)
     size = vm_sizes.find(size_name)
-    if size_name == local.SIZE_NAME:  # the machine the emulator runs on: local runs cost nothing, as on Azure
+    if size_name == local.SIZE_NAME or size_name.startswith(kubernetes.SIZE_FAMILY + ":"):
+        # the machine the emulator runs on, an attached Kubernetes cluster: Azure bills neither
         return Rate(size_name, priority, region, 0.0, True)
     if size is None:  # a size the catalogue no longer has (a row from an older version): the general rate
         per_hour, exact = FALLBACK_PER_VCPU * 4, False

@@ -15,7 +15,7 @@ import stat
 import urllib.parse
 import zipfile
 
-from emulator.domain.compute import serverless, vm_sizes
+from emulator.domain.compute import kubernetes, serverless, vm_sizes
 from emulator.errors import ValidationFailed
 
 FLAG = "IsLocal"  # resources.properties.IsLocal = {"IsLocal": true}, the SDK's mark of a local job
@@ -50,8 +50,15 @@ def is_local_compute(compute_name: str) -> bool:
 
 
 def is_hidden(compute_name: str) -> bool:
-    """A compute the emulator keeps for jobs, which no compute route shows (serverless or local capacity)."""
-    return serverless.is_serverless(compute_name) or is_local_compute(compute_name)
+    """A compute the emulator keeps for jobs, which no compute route shows (serverless or local capacity, or an
+    attached Kubernetes compute's on the local runtime)."""
+    return serverless.is_serverless(compute_name) or is_local_compute(compute_name) or kubernetes.is_fallback(compute_name)
+
+
+def unmetered(compute_name: str) -> bool:
+    """Capacity no Azure quota, capacity shortage or price holds: the emulator's machine (local compute), and attached
+    Kubernetes compute run on it (the user's own cluster, which Azure neither limits by quota nor bills)."""
+    return is_local_compute(compute_name) or kubernetes.is_fallback(compute_name)
 
 
 def is_local_name(compute_id: str) -> bool:

@@ -32,6 +32,7 @@ class VmSize:
     low_priority_capable: bool
     premium_io: bool
     supported_compute_types: tuple[str, ...] = DEFAULT_COMPUTE_TYPES
+    exact: bool = False  # limits a container gets as they are, unscaled (a Kubernetes instance type's are a pod's)
 
     def to_arm(self) -> dict:
         """Serialise exactly as the ARM vmSizes listing does (camelCase keys)."""
@@ -187,4 +188,6 @@ GIB = 1024 ** 3
 
 def scaled_limits(size: VmSize, scale: float) -> tuple[float, int]:
     """(CPUs, memory bytes) a container gets for `size`, scaled so a small machine hosts several "VMs"."""
+    if size.exact:
+        return float(size.vcpus), int(size.memory_gb * GIB)
     return max(0.1, size.vcpus * scale), int(max(0.25, size.memory_gb * scale) * GIB)

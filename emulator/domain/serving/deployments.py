@@ -1,10 +1,14 @@
-"""A managed online deployment's PUT body, checked and filled with Azure's defaults; its probes. Pure."""
+"""An online deployment's PUT body, checked and filled with Azure's defaults; its probes. Pure.
+
+A managed deployment's instances are VMs of a size; a Kubernetes one's (`endpointComputeType: Kubernetes`, on an
+endpoint with a Kubernetes `compute`) are pods of one of that compute's instance types, whose limits its model
+servers get as they are."""
 
 import re
 from dataclasses import dataclass
 
 from emulator.domain import durations, payload
-from emulator.domain.compute import vm_sizes
+from emulator.domain.compute import kubernetes, vm_sizes
 from emulator.domain.registries import ids as registry_ids
 from emulator.errors import ValidationFailed
 
@@ -91,20 +95,44 @@ def instance_count(body: dict) -> int:
     return count
 
 
-def validated(body: object) -> dict:
-    """The stored deployment: what the user gave, checked, with the defaults Azure fills in."""
-    body = payload.obj(body, "body", required=True)
-    payload.finite(body)
-    props = payload.obj(body.get(P), P, required=True)
-    compute_type = props.get("endpointComputeType", "Managed")
-    if compute_type != "Managed":
-        raise ValidationFailed(f"{P}.endpointComputeType must be Managed (Kubernetes online deployments are not "
-                               f"emulated), got {compute_type!r}.", target=f"{P}.endpointComputeType")
+def _instance_type(props: dict, on: kubernetes.KubernetesSpec | None) -> tuple[str, str, dict]:
+    """(endpointComputeType, instanceType, what refs keep of a Kubernetes instance type's limits)."""
+    compute_type = props.get("endpointComputeType") or ("Kubernetes" if on else "Managed")
+    if compute_type == "Kubernetes" and on is not None:
+        chosen = on.resolve(props.get("instanceType"), f"{P}.instanceType")
+        return compute_type, chosen.name, {"kubernetes": chosen.limits_record()}
+    if compute_type != "Managed" or on is not None:
+        raise ValidationFailed(f"{P}.endpointComputeType must be Kubernetes on an endpoint with a Kubernetes compute "
+                               f"and Managed on any other, got {compute_type!r}.", target=f"{P}.endpointComputeType")
     size_name = props.get("instanceType") or DEFAULT_INSTANCE_TYPE
     size = vm_sizes.find(size_name)
     if size is None:
         raise ValidationFailed(f"Instance type '{size_name}' is not a supported VM size; list them with "
                                "ml_client.compute.list_sizes().", target=f"{P}.instanceType")
+    return compute_type, size.name, {}
+
+
+def size_of(body: dict) -> vm_sizes.VmSize:
+    """What one instance of a stored deployment is: its VM size, or its Kubernetes instance type's limits."""
+    limits = body.get("refs", {}).get("kubernetes")
+    if limits:
+        return kubernetes.node_size(limits["name"], limits["vCPUs"], limits["memoryGB"], limits["gpus"])
+    return vm_sizes.find(body[P]["instanceType"])
+
+
+def priced_as(body: dict) -> str | None:
+    """The size the meter prices an instance as: a Kubernetes instance type's is the user's own (Azure bills none)."""
+    limits = body.get("refs", {}).get("kubernetes")
+    return size_of(body).name if limits else body.get(P, {}).get("instanceType")
+
+
+def validated(body: object, on: kubernetes.KubernetesSpec | None = None) -> dict:
+    """The stored deployment: what the user gave, checked, with the defaults Azure fills in (`on`: the Kubernetes
+    compute of its endpoint, if it has one)."""
+    body = payload.obj(body, "body", required=True)
+    payload.finite(body)
+    props = payload.obj(body.get(P), P, required=True)
+    compute_type, instance_type, limits = _instance_type(props, on)
     model = asset_ref(props.get("model"), "models", f"{P}.model")
     environment = asset_ref(props.get("environmentId"), "environments", f"{P}.environmentId")
     code = payload.obj(props.get("codeConfiguration"), f"{P}.codeConfiguration", required=True)
@@ -120,7 +148,7 @@ def validated(body: object) -> dict:
     count = instance_count(body)
     return {"location": body.get("location"), "tags": payload.tags(body.get("tags")),
             "sku": {"name": "Default", "tier": "Standard", "capacity": count},
-            P: {"endpointComputeType": "Managed", "instanceType": size.name,
+            P: {"endpointComputeType": compute_type, "instanceType": instance_type,
                 "model": props["model"], "environmentId": props["environmentId"],
                 "codeConfiguration": {"codeId": code["codeId"], "scoringScript": script},
                 "description": payload.string(props.get("description"), f"{P}.description"),
@@ -133,7 +161,7 @@ def validated(body: object) -> dict:
                 "requestSettings": _requests(props.get("requestSettings"), f"{P}.requestSettings"),
                 "livenessProbe": _probe(props.get("livenessProbe"), f"{P}.livenessProbe"),
                 "readinessProbe": _probe(props.get("readinessProbe"), f"{P}.readinessProbe")},
-            "refs": {"model": vars(model), "environment": vars(environment), "code": vars(code_ref)}}
+            "refs": {"model": vars(model), "environment": vars(environment), "code": vars(code_ref), **limits}}
 
 
 def needs_new_instances(old: dict, new: dict) -> bool:

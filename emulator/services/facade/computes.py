@@ -1,12 +1,13 @@
 """Computes as the api calls them: CRUD, listNodes and the compute-instance actions."""
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from emulator.domain import names
 from emulator.domain.compute import local
 from emulator.domain.ids import WorkspaceRef
 from emulator.runtime import hosts
-from emulator.services import attached, computes, quotas
+from emulator.services import attached, computes, kubernetes, quotas
 from emulator.services.facade.base import Service
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Node, Operation, Workspace
@@ -18,10 +19,14 @@ class ComputeView:
     row: Compute
     nodes: list[Node]
     workspace: Workspace
+    runs_on: str | None = None  # attached compute: where its work runs (services/kubernetes.py)
 
 
-def _view(repo: Repository, row: Compute, workspace: Workspace) -> ComputeView:
-    return ComputeView(row, repo.nodes(row.key), workspace)
+def _view(repo: Repository, row: Compute, workspace: Workspace, data_dir: Path) -> ComputeView:
+    runs_on = None
+    if row.compute_type in computes.ATTACHABLE_TYPES:
+        runs_on = kubernetes.status_text(data_dir, row.body["properties"]["resourceId"])
+    return ComputeView(row, repo.nodes(row.key), workspace, runs_on)
 
 
 class Computes(Service):
@@ -29,27 +34,28 @@ class Computes(Service):
 
     def listed(self, ref: WorkspaceRef) -> list[ComputeView]:
         with self.in_workspace(ref) as (repo, workspace):
-            return [_view(repo, row, workspace) for row in repo.computes(ref.key)
+            return [_view(repo, row, workspace, self.settings.data_dir) for row in repo.computes(ref.key)
                     if not local.is_hidden(row.name)]
 
     def get(self, ref: WorkspaceRef, name: str) -> ComputeView:
         with self.in_workspace(ref) as (repo, workspace):
-            return _view(repo, computes.get(repo, ref, name), workspace)
+            return _view(repo, computes.get(repo, ref, name), workspace, self.settings.data_dir)
 
     def put(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation, bool]:
         names.compute_name(name)
         attachment = attached.checked(body, self.secret, self.host_check)
         with self.in_workspace(ref) as (repo, workspace):
-            row, op, created = computes.put(repo, ref, workspace, name, body, self.clock(), attachment)
-            if attachment is None:  # attached compute has no quota, as in Azure
+            row, op, created = computes.put(repo, ref, workspace, name, body, self.clock(), attachment,
+                                            self.settings.data_dir)
+            if attachment is None and row.compute_type not in computes.ATTACHABLE_TYPES:  # attached: no quota
                 quotas.admit(repo, self.settings, row, created)
-            return _view(repo, row, workspace), op, created
+            return _view(repo, row, workspace, self.settings.data_dir), op, created
 
     def patch_scale(self, ref: WorkspaceRef, name: str, body: object) -> tuple[ComputeView, Operation]:
         with self.in_workspace(ref) as (repo, workspace):
             row, op = computes.patch_scale(repo, ref, workspace, name, body, self.clock())
             quotas.admit(repo, self.settings, row, False)
-            return _view(repo, row, workspace), op
+            return _view(repo, row, workspace, self.settings.data_dir), op
 
     def delete(self, ref: WorkspaceRef, name: str) -> tuple[Compute, Operation] | None:
         """None when there was no such compute."""

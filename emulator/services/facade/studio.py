@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from emulator import confined
-from emulator.domain.compute import local, serverless
+from emulator.domain.compute import kubernetes, local, serverless
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import artifacts
 from emulator.domain.serving import traffic
@@ -100,7 +100,8 @@ class BatchCard:
 
 def compute_name(row: Job) -> str:
     name = row.compute_key.rsplit("/", 1)[-1]
-    return "serverless" if serverless.is_serverless(name) else "local" if local.is_local_compute(name) else name
+    return "serverless" if serverless.is_serverless(name) else "local" if local.is_local_compute(name) else \
+        kubernetes.shown_name(name)
 
 
 def _values(job: Job, what: str) -> list[str]:
