@@ -12,9 +12,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-import paramiko
 import redis
-from docker.errors import DockerException, ImageNotFound
 
 from emulator.controller.effects import Actuator, Effects
 from emulator.controller.reconcilers.job_containers import JobContainers
@@ -27,7 +25,7 @@ from emulator.domain.compute.cluster import NodeState
 from emulator.domain.jobs.status import JobStatus
 from emulator.runtime import labels
 from emulator.runtime.base import Observed
-from emulator.runtime.hosts import HostAccess, HostCheckFailed, HostRuntime
+from emulator.runtime.hosts import UNREACHABLE, HostAccess, HostCheckFailed, HostRuntime, ImageMissing
 from emulator.services import attached
 from emulator.settings import Settings
 from emulator.store.db import Store
@@ -36,7 +34,6 @@ from emulator.store.tables import Compute, Node
 
 log = logging.getLogger("amlemu.controller")
 RuntimeOf = Callable[[HostAccess], HostRuntime]
-UNREACHABLE = (HostCheckFailed, DockerException, paramiko.SSHException, OSError, EOFError)
 UNUSABLE_KEEP_SECONDS = 60.0  # as a cluster's: an unusable node is listed a while, then forgotten
 # A host that did not answer is tried again only after this: a connection attempt waits out its timeout, and the
 # controller's pass (every other compute's too) would wait with it each time.
@@ -168,7 +165,7 @@ class HostNodes:
             try:
                 if (image_id := runtime.ensure_image(self.source, image)) is not None:
                     copied.append(image_id)
-            except ImageNotFound:  # not built yet on the emulator's engine: the jobs wait
+            except ImageMissing:  # not built yet on the emulator's engine: the jobs wait
                 log.warning("image %s is not on the emulator's engine to copy to %s", image, key)
                 return False
         if copied:

@@ -47,12 +47,20 @@ class HostFacts:
     host_key: str | None = None  # the SSH key the host showed (None for an engine named by URL)
 
 
+class ImageMissing(Exception):
+    """An image to copy to a host that the emulator's own engine does not have (not built yet)."""
+
+
 class HostCheckFailed(Exception):
     """`part` says which of the attach's settings is wrong: address, sshPort, credentials, privateKey or engine."""
 
     def __init__(self, part: str, message: str):
         super().__init__(message)
         self.part = part
+
+
+# What a host that stopped answering raises, from its SSH transport or its engine: its callers treat it as lost.
+UNREACHABLE = (HostCheckFailed, DockerException, paramiko.SSHException, OSError, EOFError)
 
 
 def private_key(text: str) -> paramiko.PKey:
@@ -207,8 +215,13 @@ class HostRuntime(DockerRuntime):
 
     def ensure_image(self, source: docker.DockerClient, image: str) -> str | None:
         """`image` of the local engine made present here: its id when it had to be copied (the compute records it,
-        for its detach to remove), None when the host had it."""
-        return source.images.get(image).id if copy_image(source, self.client, image) else None
+        for its detach to remove), None when the host had it. ImageMissing when the local engine lacks it."""
+        try:
+            return source.images.get(image).id if copy_image(source, self.client, image) else None
+        except ImageNotFound as exc:
+            if _has(source, image):  # the host's own engine said so mid-copy: that host is in trouble
+                raise
+            raise ImageMissing(f"{image} is not on the emulator's engine to copy") from exc
 
     def remove_image(self, image_id: str) -> None:
         """An image the emulator copied here; kept when a container still uses it (409) or it is gone already."""
