@@ -23,6 +23,8 @@ def kubeconfig_path(data_dir: Path, resource_id: str) -> Path:
     """Where a user puts a cluster's kubeconfig: a folder named after its resource id, under the data directory:
     {data_dir}/kubernetes/{subscription}/{resourceGroup}/{clusterName}/kubeconfig (lower case)."""
     parts = resource_id.strip("/").lower().split("/")
+    if any(part in (".", "..") for part in parts):  # refused at attach (domain/compute/kubernetes.py); never followed
+        raise ValueError(f"not a cluster's resource id: {resource_id!r}")
     return data_dir / "kubernetes" / parts[1] / parts[3] / parts[-1] / "kubeconfig"
 
 

@@ -191,7 +191,8 @@ class KubernetesSpec:
 def resource_id(value: object, target: str = "properties.resourceId") -> tuple[str, str]:
     """(the resource id, the cluster's name) of an AKS or Arc-enabled cluster."""
     match = _RESOURCE_ID.match(value) if isinstance(value, str) else None
-    if match is None:
+    # Its names make the folder of the cluster's kubeconfig: "." or ".." would lead out of it.
+    if match is None or any(part in (".", "..") for part in value.split("/")):
         raise ValidationFailed(
             f"{target} must be the ARM id of an AKS cluster (/subscriptions/{{s}}/resourceGroups/{{rg}}/providers/"
             "Microsoft.ContainerService/managedClusters/{name}) or an Azure Arc-enabled one (.../providers/"

@@ -57,6 +57,11 @@ def test_nothing_given_means_the_default_namespace_and_instance_type():
     ({"resourceId": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm"}, {},
      "properties.resourceId"),
     ({}, {}, "properties.resourceId"),
+    # names that would lead out of the kubeconfigs' folder (data dir/kubernetes/sub/rg/name/kubeconfig)
+    ({"resourceId": "/subscriptions/s/resourceGroups/../providers/Microsoft.ContainerService/managedClusters/.."}, {},
+     "properties.resourceId"),
+    ({"resourceId": "/subscriptions/../resourceGroups/rg/providers/Microsoft.Kubernetes/connectedClusters/c"}, {},
+     "properties.resourceId"),
     ({"resourceId": AKS}, {"namespace": "Not_A_Namespace"}, "properties.properties.namespace"),
     ({"resourceId": AKS}, {"defaultInstanceType": "big"}, "properties.properties.defaultInstanceType"),
     ({"resourceId": AKS}, {"instanceTypes": {"x": {"resources": {"limits": {"cpu": "two"}}}}},
