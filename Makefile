@@ -79,3 +79,17 @@ bench-pipelines: venv compose
 BATCH_FILES ?= 10000
 bench-batch: venv compose
 	$(BIN)/python -m bench.batch --files $(BATCH_FILES)
+
+# A cluster's nodes over attached hosts: 100 one-second jobs on 4 nodes spread over 2 stand-in hosts (tests/hosts.py,
+# amlemu/host) against the same on 1 host, in one run on a stack of its own.
+# A real kube-apiserver's answers to the emulator's calls, recorded (tests/kube_record.py; README, "Kubernetes
+# compute"): needs Debian's golang-go, etcd-server and curl.
+.PHONY: kube-recordings
+kube-recordings: venv
+	tests/kube_apiserver_build.sh .cache/kube-apiserver
+	$(BIN)/python -m tests.kube_record --apiserver .cache/kube-apiserver
+
+.PHONY: bench-hosts
+bench-hosts: venv compose
+	$(BIN)/amlemu build --hosts
+	$(BIN)/python -m bench.hosts

@@ -78,18 +78,22 @@ STEPS = [what for what, _a, _b in WARM_PHASES[:3] + COLD_PHASES[2:]]  # the orde
 # ---------------------------------------------------------------- the stack, as tests/e2e/conftest.py runs it
 
 @contextlib.contextmanager
-def own_stack(logs: Path):
+def own_stack(logs: Path, extra: dict[str, str] | None = None, started=None):
+    """`extra`: more of the stack's variables; `started(stack)`: called once its containers are up, before it is
+    waited for (bench/hosts.py joins them to the hosts' network then)."""
     suffix = uuid.uuid4().hex[:6]
     home = Path(tempfile.mkdtemp(prefix="amlemu-bench-home-"))
     env = {"AMLEMU_HOME": str(home), "AMLEMU_PORT": str(free_port()), "AMLEMU_SCORING_PORT": str(free_port()),
            "AMLEMU_PROJECT": f"amlemu-bench-{suffix}",
            "AMLEMU_STACK": f"bench-{suffix}", "AMLEMU_NETWORK": f"amlemu-bench-{suffix}",
-           "AMLEMU_TIME_SCALE": "1.0", "AMLEMU_PROVISIONING_DELAY_SECONDS": "0"}
+           "AMLEMU_TIME_SCALE": "1.0", "AMLEMU_PROVISIONING_DELAY_SECONDS": "0", **(extra or {})}
     os.environ.update(env)
     stack = Stack.from_env()
     stack.compose("up", "-d", capture=True)
     runtime = DockerRuntime()
     try:
+        if started is not None:
+            started(stack)
         if not stack.wait_healthy(timeout=120):
             raise SystemExit(stack.compose("logs", capture=True).stdout[-5000:])
         os.environ.update(stack.env_vars())
@@ -280,12 +284,11 @@ def startup(ml, client, events, stack, repeat: int, cold: bool, poll: float) -> 
             "breakdown": breakdown, "runs": runs, "raw_runs": raws}
 
 
-def throughput(ml, compute: str, stack: Stack, events: ContainerEvents, jobs: int, threads: int) -> dict:
-    """`jobs` × sleep 1 submitted back to back; seconds from the first submit to the last Completed seen."""
-    tag = uuid.uuid4().hex[:6]
-    names = [f"bench-tp-{tag}-{i:03d}" for i in range(jobs)]
+def burst(ml, compute: str, names: list[str], threads: int, timeout: float = 900) -> dict:
+    """`names` × sleep 1 submitted back to back (`threads` at a time); seconds from the first submit to the last
+    Completed seen."""
     calls: list[float] = []
-    wall0, t0, cpu0 = time.time(), time.perf_counter(), time.process_time()
+    t0, cpu0 = time.perf_counter(), time.process_time()
 
     def submit(name: str) -> float:
         started = time.perf_counter()
@@ -309,13 +312,20 @@ def throughput(ml, compute: str, stack: Stack, events: ContainerEvents, jobs: in
             ended[pending.pop(0)] = status
         return True
 
-    wait_until(all_ended, timeout=900, interval=0.05, message=f"{jobs} jobs to end")
+    wait_until(all_ended, timeout=timeout, interval=0.05, message=f"{len(names)} jobs on {compute} to end")
     failed = {n: s for n, s in ended.items() if s != "Completed"}
     if failed:
-        raise RuntimeError(f"throughput: {len(failed)} job(s) did not complete: {failed}")
-    return {"seconds": seen[-1], "ideal": jobs * 1.0 / NODES, "jobs": jobs, "nodes": NODES, "submit_threads": threads,
-            "all_submitted": all_submitted, "create_or_update_median": statistics.median(calls),
-            "client_cpu_while_submitting": submit_cpu, "previous_get": seen[-2],
+        raise RuntimeError(f"{compute}: {len(failed)} job(s) did not complete: {failed}")
+    return {"seconds": seen[-1], "all_submitted": all_submitted, "create_or_update_median": statistics.median(calls),
+            "client_cpu_while_submitting": submit_cpu, "previous_get": seen[-2]}
+
+
+def throughput(ml, compute: str, stack: Stack, events: ContainerEvents, jobs: int, threads: int) -> dict:
+    """`jobs` × sleep 1 submitted back to back; seconds from the first submit to the last Completed seen."""
+    tag = uuid.uuid4().hex[:6]
+    wall0 = time.time()
+    measured = burst(ml, compute, [f"bench-tp-{tag}-{i:03d}" for i in range(jobs)], threads)
+    return {"ideal": jobs * 1.0 / NODES, "jobs": jobs, "nodes": NODES, "submit_threads": threads, **measured,
             **node_cycle(db_rows(stack, "name like ?", f"bench-tp-{tag}-%"), events, wall0)}
 
 

@@ -9,6 +9,7 @@ through here: each path is walked one component at a time with O_NOFOLLOW, modes
 
 import errno
 import os
+import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,6 +90,21 @@ def appending(root: Path, rel: str | os.PathLike, mode: int = 0o666) -> Iterator
             raise PathEscape(f"{rel} is not a plain file of its own (a hard link or a device).")
         os.fchmod(fd, mode)
         yield out
+
+
+def remove(root: Path, rel: str | os.PathLike) -> bool:
+    """Remove the file or folder `rel`, reached without following a link a job may have planted on its way; False
+    when it is not there, or lies past a link (nothing there is the caller's to remove)."""
+    *folders, name = parts(rel)
+    try:
+        with directory(root, "/".join(folders) or ".") as parent:
+            if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                shutil.rmtree(name, dir_fd=parent)
+            else:
+                os.unlink(name, dir_fd=parent)
+        return True
+    except (FileNotFoundError, PathEscape):
+        return False
 
 
 def read_small(path: Path, limit: int = 4096) -> bytes | None:

@@ -1,4 +1,6 @@
-"""`python -m emulator api|controller|node`: the emulator's own long-running processes."""
+"""`python -m emulator api|controller|node|scoring`: the emulator's own long-running processes; `pod-fetch` and
+`pod-follow`: a job's files in its pod on a Kubernetes cluster, `pod-fetch-serving` a model server's
+(workers/pod_files.py)."""
 
 import logging
 import os
@@ -11,7 +13,8 @@ from emulator.ownership import run_as_data_owner
 from emulator.settings import Settings
 
 log = logging.getLogger("amlemu")
-USAGE = "usage: python -m emulator api|controller|node|scoring"
+POD_STEPS = ("pod-fetch", "pod-follow", "pod-fetch-serving")
+USAGE = "usage: python -m emulator api|controller|node|scoring|pod-fetch|pod-follow|pod-fetch-serving"
 SERVICES = ("api", "controller", "scoring")  # the compose services; nodes run as the controller starts them
 
 
@@ -85,6 +88,11 @@ def _node(settings: Settings) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in POD_STEPS:  # a pod's own container on a Kubernetes cluster: no settings, no data folder
+        from emulator.workers import pod_files
+
+        pod_files.main(argv[0])
+        return
     commands = {"api": _api, "controller": _controller, "node": _node, "scoring": _scoring}
     if len(argv) != 1 or argv[0] not in commands:
         sys.exit(USAGE)

@@ -1,24 +1,26 @@
 """Jobs that abuse their node, for the tests of its limits: Python sources, run only under those limits.
 
-Their sleeps are the abuse's pace inside the job's container, not a test waiting: the tests themselves wait on
-the job's end with a deadline (job_runner.run, tests/waiting.py)."""
+The fork bomb does not sleep: refused at its limit, each process holds its slot (`signal.pause`) until the node's watch
+ends the job, with an alarm as a bound, so that a watch that failed fails its test rather than hanging it. The tests themselves wait
+on the job's end with a deadline (job_runner.run, tests/waiting.py)."""
 
-# Forks without end, each child forking again and retrying when refused, as a fork bomb does; only ever under a
-# pids limit. It gives up after two minutes, so a watch that failed fails its test rather than hanging it.
+# Forks without end, each child forking again; refused at the pids limit, each process holds its slot.
 FORK_BOMB = """
-import os, time
+import os, signal
 print("bombing", flush=True)
-deadline = time.time() + 120
-while time.time() < deadline:
+signal.alarm(120)
+while True:
     try:
-        os.fork()
+        if os.fork() == 0:
+            signal.alarm(120)  # a child keeps no alarm of its parent's
     except OSError:
-        time.sleep(0.02)
+        signal.pause()
 """
 
 
 def filler(path: str) -> str:
-    """Appends 1 MiB every 50 ms to `path`, 400 MiB at most (a bound in case the watch failed)."""
+    """Appends 1 MiB every 50 ms to `path`, 400 MiB at most (a bound in case the watch failed). Its pace is the job's
+    own, inside its container: test_job_runner checks the watch stops it mid-way, which needs a writer that takes time."""
     return f"""
 import time
 print("filling", flush=True)

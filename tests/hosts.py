@@ -12,6 +12,7 @@ the hosts' engine storage (an anonymous volume each) included."""
 
 import ipaddress
 import os
+import random
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -80,15 +81,55 @@ class StandInHost:
             yield client
 
 
-class StandInHosts:
-    """Starts hosts on one private network and removes them, their storage and the network at the end."""
+def _taken_subnets(client: docker.DockerClient) -> list[ipaddress.IPv4Network]:
+    """The engine's networks' subnets and the machine's routes: a lab's subnet must meet none of them."""
+    taken = [ipaddress.ip_network(config["Subnet"], strict=False) for network in client.networks.list()
+             for config in (client.api.inspect_network(network.id).get("IPAM") or {}).get("Config") or []
+             if config.get("Subnet") and ":" not in config["Subnet"]]
+    with open("/proc/net/route") as routes:
+        for line in list(routes)[1:]:
+            fields = line.split()
+            destination, mask = (ipaddress.IPv4Address(int(f, 16).to_bytes(4, "little")) for f in fields[1:8:6])
+            if int(mask):
+                taken.append(ipaddress.ip_network(f"{destination}/{mask}", strict=False))
+    return taken
 
-    def __init__(self, client: docker.DockerClient, keys: KeyPair, image: str = HOST_IMAGE):
+
+def free_subnet(client: docker.DockerClient) -> str:
+    """A /24 in 10.213.0.0/16 that no network of the engine's or route of the machine's meets."""
+    taken = _taken_subnets(client)
+    candidates = [ipaddress.ip_network(f"10.213.{third}.0/24") for third in random.sample(range(256), 256)]
+    return str(next(c for c in candidates if not any(c.overlaps(t) for t in taken)))
+
+
+class StandInHosts:
+    """Starts hosts on one private network and removes them, their storage and the network at the end. With
+    `fixed_subnet`, the network has a subnet of the test's choosing (free_subnet): then a reconnected host gets its
+    own address back, as a machine back on its network does, and `reserve` gives addresses that the test hands to
+    containers of its own (`docker network connect --ip`)."""
+
+    def __init__(self, client: docker.DockerClient, keys: KeyPair, image: str = HOST_IMAGE,
+                 fixed_subnet: bool = False):
         self.client, self.keys, self.image = client, keys, image
         self.label = f"tests-hosts-{uuid.uuid4().hex[:10]}"
-        self.network = self.client.networks.create(self.label, driver="bridge", internal=True,
+        self.subnet = free_subnet(client) if fixed_subnet else None
+        ipam = docker.types.IPAMConfig(pool_configs=[docker.types.IPAMPool(subnet=self.subnet)]) \
+            if self.subnet else None
+        self.network = self.client.networks.create(self.label, driver="bridge", internal=True, ipam=ipam,
                                                    labels={"amlemu.it": "true", "amlemu.stack": self.label})
         self.hosts: list[StandInHost] = []
+        self._reserved = 0
+
+    def reserve(self) -> str:
+        """An address of the fixed subnet that no host will get: counted down from its top (the engine gives hosts
+        the lowest free ones), below `unused_address`."""
+        assert self.subnet, "addresses are reserved on a fixed subnet only"
+        self._reserved += 1
+        return str(ipaddress.ip_network(self.subnet)[-2 - self._reserved])
+
+    def join(self, container_id: str, address: str) -> None:
+        """A container of the test's own on the network at a reserved address."""
+        self.network.connect(container_id, ipv4_address=address)
 
     def start(self, count: int = 1, password: str | None = None) -> list[StandInHost]:
         started = [self._run(password) for _ in range(count)]
@@ -117,6 +158,13 @@ class StandInHosts:
         sshd = container.exec_run(["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/22"]).exit_code == 0
         return engine and sshd
 
+    def redis(self) -> str:
+        """A Redis on the lab's network, where the hosts' nodes reach the stack's: its address (it goes with the lab)."""
+        box = self.client.containers.run("amlemu/redis:latest", detach=True, network=self.network.name,
+                                         labels={"amlemu.it": "true", "amlemu.stack": self.label})
+        box.reload()
+        return box.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"]
+
     def unused_address(self) -> str:
         """An address on the private network that no host has: connecting there finds no one (no route)."""
         self.network.reload()
@@ -136,10 +184,17 @@ class StandInHosts:
         """The host stays up, its containers running, but the network no longer reaches it (a cable pulled)."""
         self.network.disconnect(host.container_id)
 
+    def freeze(self, host: StandInHost, frozen: bool = True) -> None:
+        """The host stays on the network but its sshd gets nothing more (its packets dropped, as a machine that hangs
+        or a firewall that drops): established connections wait rather than fail. `frozen` False undoes it."""
+        rule = ["INPUT", "-p", "tcp", "--dport", str(host.ssh_port), "-j", "DROP"]
+        result = self.client.containers.get(host.container_id).exec_run(["iptables", "-I" if frozen else "-D", *rule])
+        assert result.exit_code == 0, result.output.decode(errors="replace")
+
     def reconnect(self, host: StandInHost) -> StandInHost:
-        """Back on the network: the host as it is now (the engine gives the lowest free address, most often the one
-        it had; a fixed one would need a subnet of the test's choosing, which could meet another's)."""
-        self.network.connect(host.container_id)
+        """Back on the network: the host as it is now (on a fixed subnet at the address it had; else the engine gives
+        the lowest free address, most often the one it had)."""
+        self.network.connect(host.container_id, ipv4_address=host.address if self.subnet else None)
         container = self.client.containers.get(host.container_id)
         back = replace(host, address=container.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"])
         self.hosts = [back if h.container_id == host.container_id else h for h in self.hosts]
@@ -152,18 +207,46 @@ class StandInHosts:
             except (NotFound, APIError):
                 pass
         try:
+            self.network.reload()
+            for container in self.network.containers:  # a test's own, joined at a reserved address
+                self.network.disconnect(container, force=True)
             self.network.remove()
         except NotFound:
             pass
 
 
 @contextmanager
-def stand_in_hosts(folder: Path) -> Iterator[StandInHosts]:
+def stand_in_hosts(folder: Path, fixed_subnet: bool = False) -> Iterator[StandInHosts]:
     """StandInHosts with a fresh key pair in `folder`; skips when Docker or the image is missing."""
     client = engine_with(HOST_IMAGE, "A stand-in host", "--hosts", timeout=300)
-    hosts = StandInHosts(client, key_pair(folder))
+    hosts = StandInHosts(client, key_pair(folder), fixed_subnet=fixed_subnet)
     try:
         yield hosts
     finally:
         hosts.close()
         client.close()
+
+
+# A stack's services on the hosts' network too: nodes there reach its api and Redis, its controller the hosts' SSH.
+STACK_SERVICES = ("api", "redis", "controller")
+API_PORT = 8443  # the api's own port in its container, where the hosts reach it
+
+
+def stack_addresses(lab: StandInHosts) -> dict[str, str]:
+    """Reserved addresses on the lab's network for a stack's api, Redis and controller."""
+    return {service: lab.reserve() for service in STACK_SERVICES}
+
+
+def stack_env(addresses: dict[str, str]) -> dict[str, str]:
+    """What a stack is started with for nodes on the hosts to reach it (README: attached compute)."""
+    return {"AMLEMU_NODE_API_URL": f"https://{addresses['api']}:{API_PORT}",
+            "AMLEMU_ADVERTISED_REDIS_URL": f"redis://{addresses['redis']}:6379/0"}
+
+
+def join_stack(lab: StandInHosts, project: str, addresses: dict[str, str]) -> None:
+    """The composed stack's services on the lab's network at their reserved addresses (`docker network connect
+    --ip`), as README tells a user whose hosts are on a Docker network of the machine."""
+    for service, address in addresses.items():
+        (container,) = lab.client.containers.list(filters={"label": [f"com.docker.compose.project={project}",
+                                                                     f"com.docker.compose.service={service}"]})
+        lab.join(container.id, address)

@@ -10,14 +10,16 @@ that no live node owns (the old node's container and data volume) is removed, an
 
 import logging
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import redis
 
 from emulator.controller.effects import Actuator, Effects
+from emulator.controller.host_engines import HostEngines, RuntimeOf
+from emulator.controller.host_pools import copy_images
 from emulator.controller.reconcilers.job_containers import JobContainers
 from emulator.controller.scheduling.scheduler import JobScheduler
-from emulator.controller.specs.host_nodes import host_network, host_node_spec
+from emulator.controller.specs.host_nodes import host_network, host_node_spec, setup_error
 from emulator.controller.specs.nodes import new_node_id
 from emulator.dispatch.celery_app import ready_key
 from emulator.domain.compute import placement
@@ -25,19 +27,15 @@ from emulator.domain.compute.cluster import NodeState
 from emulator.domain.jobs.status import JobStatus
 from emulator.runtime import labels
 from emulator.runtime.base import Observed
-from emulator.runtime.hosts import UNREACHABLE, HostAccess, HostCheckFailed, HostRuntime, ImageMissing
-from emulator.services import attached
+from emulator.runtime.hosts import UNREACHABLE, HostAccess, HostCheckFailed, HostRuntime
+from emulator.services import attached, quotas
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository
 from emulator.store.tables import Compute, Node
 
 log = logging.getLogger("amlemu.controller")
-RuntimeOf = Callable[[HostAccess], HostRuntime]
 UNUSABLE_KEEP_SECONDS = 60.0  # as a cluster's: an unusable node is listed a while, then forgotten
-# A host that did not answer is tried again only after this: a connection attempt waits out its timeout, and the
-# controller's pass (every other compute's too) would wait with it each time.
-RETRY_SECONDS = 15.0
 
 
 class HostNodes:
@@ -46,27 +44,26 @@ class HostNodes:
     def __init__(self, settings: Settings, store: Store, broker: redis.Redis, clock: Callable[[], datetime],
                  secret: bytes, scheduler: JobScheduler, source, send: Callable[[str, dict], None] | None = None,
                  runtime_of: RuntimeOf = HostRuntime,
-                 active_attempts: Callable[[Repository], dict[str, int]] | None = None):
+                 active_attempts: Callable[[Repository], dict[str, int]] | None = None,
+                 engines: HostEngines | None = None):
         """`active_attempts`: the jobs reconciler's, for the sweep of job containers left on a host."""
         self.settings, self.store, self.broker, self.clock, self.secret = settings, store, broker, clock, secret
         self.active_attempts = active_attempts
         self.scheduler, self.source, self.send, self.runtime_of = scheduler, source, send, runtime_of
-        self.runtimes: dict[str, HostRuntime] = {}  # compute key -> its host's engine, while it answers
-        self.retry_at: dict[str, datetime] = {}  # compute key -> when a host that did not answer is tried again
+        self.engines = engines or HostEngines(clock, runtime_of)
 
     def tick(self) -> None:
         with self.store.transaction() as repo:
             hosts = [(row.key, row.name, access) for row in repo.computes()
                      if row.compute_type == attached.COMPUTE_TYPE and row.provisioning_state == "Succeeded"
                      and (access := self._access(row)) is not None]
-        for key in set(self.runtimes) - {key for key, _, _ in hosts}:  # detached: controller/hosts.py cleans up
-            self.runtimes.pop(key, None)
+        self.engines.keep({key for key, _, _ in hosts})
         for key, name, access in hosts:
             try:
                 self.reconcile(key, name, access)
             except UNREACHABLE as exc:  # lost mid-pass: the next pass finds it unreachable and acts on it
                 log.warning("attached host %s stopped answering: %s", name, exc)
-                self.runtimes.pop(key, None)
+                self.engines.lost(key)
 
     def _access(self, row: Compute) -> HostAccess | None:
         try:
@@ -75,31 +72,11 @@ class HostNodes:
             log.warning("attached compute %s cannot be used: %s", row.name, exc)
             return None
 
-    def _runtime(self, key: str, name: str, access: HostAccess) -> HostRuntime | None:
-        runtime = self.runtimes.get(key)
-        if runtime is not None:
-            try:
-                runtime.client.ping()
-                return runtime
-            except UNREACHABLE:
-                self.runtimes.pop(key, None)
-        now = self.clock()
-        if key in self.retry_at and now < self.retry_at[key]:
-            return None
-        try:
-            self.runtimes[key] = runtime = self.runtime_of(access)
-            self.retry_at.pop(key, None)
-            return runtime
-        except UNREACHABLE as exc:
-            log.warning("attached host %s cannot be reached: %s", name, exc)
-            self.retry_at[key] = now + timedelta(seconds=RETRY_SECONDS)
-            return None
-
     def _owned(self, key: str) -> dict[str, str]:
         return {labels.STACK: self.settings.stack, labels.COMPUTE_ID: key}
 
     def reconcile(self, key: str, name: str, access: HostAccess) -> None:
-        runtime = self._runtime(key, name, access)
+        runtime = self.engines.get(key, name, access)
         observed = {} if runtime is None else \
             {c.labels.get(labels.NODE): c for c in runtime.list({**self._owned(key), labels.ROLE: "node"})}
         ready = runtime is not None and self._copy_images(key, runtime)
@@ -115,7 +92,9 @@ class HostNodes:
             for node in nodes:
                 self._observe(repo, compute, node, observed.get(node.node_id), node.node_id in lost, now, effects)
             live = [n for n in repo.nodes(key) if n.state != NodeState.UNUSABLE.value]
-            if runtime is not None and not live:
+            if runtime is not None and not live and (error := setup_error(self.settings)) is not None:
+                quotas.set_node_error(compute, error)
+            elif runtime is not None and not live:
                 node = Node(node_id=new_node_id(False), compute_key=key, state=NodeState.PREPARING.value,
                             created_at=now, state_changed_at=now)
                 repo.add(node)
@@ -129,8 +108,10 @@ class HostNodes:
             effects.signal_jobs, effects.stop_jobs = [], []
             Actuator(_Unreachable(), self.broker, self.settings.stack, send=self.send)(effects)
             return
-        Actuator(runtime, self.broker, self.settings.stack, send=self.send)(effects)
+        # What a lost node left goes before anything is sent: back on the network, its worker (its job container
+        # swept, or ended meanwhile) would take the requeued attempt off the queue, claim it and die with it.
         self._remove_orphans(key, runtime, keep)
+        Actuator(runtime, self.broker, self.settings.stack, send=self.send)(effects)
         if start is not None:
             self._start(key, runtime, compute, start)
 
@@ -155,26 +136,11 @@ class HostNodes:
             node.state, node.state_changed_at, node.idle_since = NodeState.IDLE.value, now, now
 
     def _copy_images(self, key: str, runtime: HostRuntime) -> bool:
-        """The node image and every queued job's environment image made present on the host (copied outside any
-        transaction: it takes a while); what was copied is recorded for the detach. False when one is missing."""
+        """The node image and every queued job's environment image made present on the host."""
         with self.store.transaction() as repo:
             images = [self.settings.node_image] + [
                 job.image for job in repo.jobs_in((JobStatus.QUEUED.value,), key) if job.image]
-        copied = []
-        for image in dict.fromkeys(images):
-            try:
-                if (image_id := runtime.ensure_image(self.source, image)) is not None:
-                    copied.append(image_id)
-            except ImageMissing:  # not built yet on the emulator's engine: the jobs wait
-                log.warning("image %s is not on the emulator's engine to copy to %s", image, key)
-                return False
-        if copied:
-            with self.store.transaction() as repo:
-                row = repo.compute(key)
-                record = dict(row.body["attached"])
-                record["copiedImages"] = list(dict.fromkeys([*(record.get("copiedImages") or []), *copied]))
-                row.body = {**row.body, "attached": record}
-        return True
+        return copy_images(self.store, self.source, key, runtime, images)
 
     def _remove_orphans(self, key: str, runtime: HostRuntime, keep: set[str]) -> None:
         """Node containers and data volumes of no live node, and job containers of no current attempt (those of a

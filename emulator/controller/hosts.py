@@ -46,13 +46,14 @@ class AttachedHosts:
         except HostCheckFailed as exc:
             log.warning("detaching %s: its host cannot be reached (%s); what the emulator ran there stays", name, exc)
             return
-        owned = {labels.COMPUTE_ID: key}
-        for container in runtime.list(owned):
-            runtime.remove(container.id)
-        for network in runtime.networks(owned):
-            runtime.remove_network(network)
-        for volume in runtime.volumes(owned):
-            runtime.remove_volume(volume)
+        # its own node and jobs (the compute's), and the stack's others there: nodes of clusters pooled on it
+        for owned in ({labels.COMPUTE_ID: key}, {labels.STACK: self.settings.stack}):
+            for container in runtime.list(owned):
+                runtime.remove(container.id)
+            for network in runtime.networks(owned):
+                runtime.remove_network(network)
+            for volume in runtime.volumes(owned):
+                runtime.remove_volume(volume)
         for image in images:  # only those copied there, and only when nothing of the host's own uses them
             runtime.remove_image(image)
         log.info("detached %s: %s cleaned of what the emulator ran there", name, access.address)

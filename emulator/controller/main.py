@@ -17,7 +17,9 @@ import redis
 
 from emulator import in_job, pki, tokens
 from emulator.controller.effects import Actuator, Effects
+from emulator.controller.host_engines import HostEngines
 from emulator.controller.host_nodes import HostNodes
+from emulator.controller.host_pools import HostPools
 from emulator.controller.hosts import AttachedHosts
 from emulator.controller.reconcilers.clusters import ClusterReconciler
 from emulator.controller.reconcilers.deleted_workspaces import Leftovers
@@ -41,6 +43,7 @@ from emulator.dispatch.celery_app import make_celery
 from emulator.runtime import labels
 from emulator.runtime.base import ROLES, Observed, Runtime
 from emulator.runtime.docker import DockerRuntime
+from emulator.runtime.engines import Engines
 from emulator.runtime.images import EnvironmentImages
 from emulator.services.batch_driver import BatchDriver
 from emulator.services.batch_invoke import KIND as BATCH
@@ -79,25 +82,30 @@ class Controller:
         scheduler = JobScheduler(settings, functools.cache(runtime.has_gpus), run_token)
         self.preemptions = Preemptions(settings, scheduler, entropy, lambda: str(uuid.UUID(int=entropy.getrandbits(128))))
         self.stager = Stager(runtime, broker, settings.data_dir, settings.host_dir)
-        self.act = Actuator(runtime, broker, settings.stack, send=self._send, stage=self.stager.submit)
+        # Nodes and their jobs run on the emulator's engine or on attached hosts' (a pooled cluster's, issue 23)
+        host_engines = HostEngines(clock)
+        self.engines = engines = Engines(runtime, host_engines.connected, host_engines.lost)
+        self.act = Actuator(engines, broker, settings.stack, send=self._send, stage=self.stager.submit)
         self.networks = WorkspaceNetworks(settings, store, runtime)
         self.sandboxes = Sandboxes(settings, store, runtime, broker, clock, self.networks)
-        self.clusters = ClusterReconciler(settings, store, runtime, broker, clock, scheduler, self.act,
-                                          self.preemptions, self.networks, entropy)
+        self.clusters = ClusterReconciler(settings, store, engines, broker, clock, scheduler, self.act,
+                                          self.preemptions, self.networks, entropy,
+                                          HostPools(settings, store, host_engines, getattr(runtime, "client", None)))
         self.instances = InstanceReconciler(settings, store, runtime, broker, clock, scheduler, self.act,
                                             self.networks)
         self.endpoints = EndpointReconciler(settings, store, runtime, clock,
-                                            ServingImages(resolver).prepare, self.act, networks=self.networks)
+                                            ServingImages(resolver).prepare, self.act, networks=self.networks,
+                                            broker=broker)
         self.steps = Steps()
         self.leftovers = Leftovers(settings, store)
-        self.node_volumes = NodeVolumes(settings, store, runtime, clock)  # detached nodes' data folders
-        self.job_containers = JobContainers(settings, store, runtime, broker, self.jobs.active_attempts)
+        self.node_volumes = NodeVolumes(settings, store, engines, clock)  # detached nodes' data folders
+        self.job_containers = JobContainers(settings, store, engines, broker, self.jobs.active_attempts)
         self.schedules = ScheduleReconciler(settings, store, clock)
-        self.pods = PodReconciler(settings, store, clock)
+        self.pods = PodReconciler(settings, store, clock, broker, secret, run_token)
         self.meter = Meter(settings, store, clock, secret)
         self.hosts = AttachedHosts(settings, store, clock, secret)
         self.host_nodes = HostNodes(settings, store, broker, clock, secret, scheduler, getattr(runtime, "client", None),
-                                    send=self._send, active_attempts=self.jobs.active_attempts)
+                                    send=self._send, active_attempts=self.jobs.active_attempts, engines=host_engines)
         self.mlflow = MlflowServer(settings.mlflow_url, timeout=5.0)
         self.parents = ParentReconciler(settings, store, clock, TrialMetrics(store, self.mlflow).series,
                                         {SWEEP: SweepDriver(), PIPELINE: PipelineDriver(), BATCH: BatchDriver()})
@@ -155,7 +163,7 @@ class Controller:
         self.act(effects)
 
     def _list_containers(self, by_role: dict[str, list[Observed]]) -> None:
-        for container in self.runtime.list({labels.STACK: self.settings.stack}):  # one engine call per pass
+        for container in self.engines.list({labels.STACK: self.settings.stack}):  # one call per engine per pass
             by_role.get(container.labels.get(labels.ROLE, ""), []).append(container)
 
 

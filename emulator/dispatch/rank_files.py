@@ -19,6 +19,10 @@ from emulator.dispatch.protocol import Attempt
 DEFAULT_MAX_BYTES = 32 << 30
 # A detached node's environment: the controller writes it (controller/specs/nodes.py), the node reads it.
 API_URL, TOKEN, CA, VOLUME = "AMLEMU_NODE_API_URL", "AMLEMU_NODE_TOKEN", "AMLEMU_NODE_API_CA", "AMLEMU_NODE_VOLUME"
+# A job's pod on a Kubernetes cluster (controller/specs/pods.py makes it, workers/pod_files.py runs in it): its
+# emptyDir as the pod's own containers see it, the rank's files under it at their paths in the data folder, and the
+# environment that names the rank and the pod.
+POD_ROOT, POD_DATA, POD_ATTEMPT, POD_NAME = "/amlemu", "data", "AMLEMU_POD_ATTEMPT", "AMLEMU_POD_NAME"
 
 
 @dataclass(frozen=True)
@@ -88,3 +92,11 @@ def recorded(broker: redis.Redis, job_key: str, attempt: int, rank: int) -> Scop
 def claimed_by(broker: redis.Redis, job_key: str, attempt: int, rank: int) -> str | None:
     raw = broker.get(protocol.claim_key(job_key, attempt, rank))
     return raw.decode() if raw else None
+
+
+def claim_for_pod(broker: redis.Redis, attempt: Attempt, pod: str) -> bool:
+    """The controller's claim of a rank for a pod it makes (no node takes it from a queue: nothing races it); True
+    when the rank is the pod's, now or from an earlier pass."""
+    key = protocol.claim_key(attempt.job_key, attempt.attempt, attempt.rank)
+    broker.set(key, pod, nx=True, ex=protocol.CLAIM_TTL)
+    return broker.get(key) == pod.encode()

@@ -201,6 +201,8 @@ class DockerRuntime(DockerNetworks):
             stats = self.client.api.stats(container_id, stream=False, one_shot=True)
         except NotFound:
             return None
+        except ValueError:  # an empty answer instead of JSON: the container was being removed (seen in CI)
+            return None
         except (APIError, DockerException) as exc:
             raise _translate(exc) from exc
         current = (stats.get("pids_stats") or {}).get("current")  # absent once it stopped

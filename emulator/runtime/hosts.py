@@ -188,21 +188,23 @@ def _has(client: docker.DockerClient, image_id: str) -> bool:
         return False
 
 
-def copy_image(source: docker.DockerClient, target: docker.DockerClient, image: str) -> bool:
+def copy_image(source: docker.DockerClient, target: docker.DockerClient, image: str) -> list[str]:
     """Make `image` (a tag or id of the source engine) exist on the target with the same id and tags, copying it
-    (docker save | docker load, streamed) only when the target lacks that id. True when it copied."""
+    (docker save | docker load, streamed) only when the target lacks that id. What it added there: [the image id]
+    when it copied it, the tags it put on an image the target had, or nothing."""
     local = source.images.get(image)
     if _has(target, local.id):
-        missing = [tag for tag in local.tags if tag not in target.images.get(local.id).tags]
+        there = target.images.get(local.id)
+        missing = [tag for tag in local.tags if tag not in there.tags]
         for tag in missing:  # same content under another name: tag it, nothing to copy
-            target.images.get(local.id).tag(tag)
-        return False
+            there.tag(tag)
+        return missing
     chunks: Iterator[bytes] = source.api.get_image(image if local.tags else local.id)
     for _status in target.api.load_image(chunks):
         pass
     if not _has(target, local.id):
         raise DockerException(f"loading {image} into the host's engine did not give image {local.id}")
-    return True
+    return [local.id]
 
 
 class HostRuntime(DockerRuntime):
@@ -213,22 +215,35 @@ class HostRuntime(DockerRuntime):
         client = connect(access)
         super().__init__(client, streams=engine_client(access, timeout=None).api)
 
-    def ensure_image(self, source: docker.DockerClient, image: str) -> str | None:
-        """`image` of the local engine made present here: its id when it had to be copied (the compute records it,
-        for its detach to remove), None when the host had it. ImageMissing when the local engine lacks it."""
+    def ensure_image(self, source: docker.DockerClient, image: str) -> list[str]:
+        """`image` of the local engine made present here: what that added (copy_image), for the compute to record
+        and its detach to remove. ImageMissing when the local engine lacks it."""
         try:
-            return source.images.get(image).id if copy_image(source, self.client, image) else None
+            return copy_image(source, self.client, image)
         except ImageNotFound as exc:
             if _has(source, image):  # the host's own engine said so mid-copy: that host is in trouble
                 raise
             raise ImageMissing(f"{image} is not on the emulator's engine to copy") from exc
 
-    def remove_image(self, image_id: str) -> None:
-        """An image the emulator copied here; kept when a container still uses it (409) or it is gone already."""
+    def answers(self) -> None:
+        """The engine's ping, waited for CONNECT_SECONDS at most; raises (one of UNREACHABLE) when it does not come: a
+        host that hangs (its packets dropped, not refused) is found lost at once, not after the client's timeout,
+        and the controller's pass goes on without it."""
+        api = self.client.api
+        api.get(f"{api.base_url}/_ping", timeout=CONNECT_SECONDS).raise_for_status()
+
+    def remove_image(self, ref: str) -> None:
+        """What copy_image added here: an image by its id (each of its tags first: an image under two names is
+        refused by id, 409), or a tag. Kept when a container still uses it (409), or gone already."""
         try:
-            self.client.images.remove(image_id, force=False)
+            names = self.client.images.get(ref).tags if ref.startswith("sha256:") else []
         except ImageNotFound:
-            pass
-        except APIError as exc:
-            if exc.status_code != 409:
-                raise
+            return
+        for name in [*names, ref]:  # the last name gone takes the image with it, unless a container uses it
+            try:
+                self.client.images.remove(name, force=False, noprune=False)
+            except ImageNotFound:
+                pass
+            except APIError as exc:
+                if exc.status_code != 409:
+                    raise

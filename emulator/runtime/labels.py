@@ -8,6 +8,7 @@ COMPUTE_ID = "amlemu.compute-id"  # the compute's row key: a recreated compute o
 GENERATION = "amlemu.generation"  # which start of an instance or deployment the container is
 WORKSPACE = "amlemu.workspace"  # the workspace's name, lower-case
 NODE = "amlemu.node"
+HOST = "amlemu.host"  # on a node of a cluster pooled over attached hosts: the host's compute key
 VM_SIZE = "amlemu.vm-size"
 PRIORITY = "amlemu.priority"
 JOB = "amlemu.job"  # the job's tag (dispatch.protocol.job_tag)

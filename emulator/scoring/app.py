@@ -24,7 +24,7 @@ from emulator.domain import roles
 from emulator.domain.serving import endpoints as rules
 from emulator.domain.serving import model_server
 from emulator.errors import Unauthorized
-from emulator.scoring import forward, table, traffic
+from emulator.scoring import forward, pod_hops, table, traffic
 from emulator.scoring.metrics import ScoringMetrics
 from emulator.settings import Settings
 from emulator.store import changes
@@ -49,7 +49,7 @@ class Router:
         self.draw = draw or random.Random().random
         self.routes: dict[str, table.Endpoint] = {}
         self.turns: dict[tuple[str, str], itertools.count] = {}
-        self.pool = forward.Pool()
+        self.pool = pod_hops.Hops(settings.data_dir)  # to model servers: containers, or pods on Kubernetes
         self._refresher: asyncio.Task | None = None
         self._publisher: asyncio.Task | None = None
         self._mirrors: set[asyncio.Task] = set()
@@ -250,7 +250,7 @@ class Router:
         for address in instances + instances:
             try:
                 response = await self.pool.request(address, method, path, [*headers, (SERVER_KEY, deployment.server_key)],
-                                                   body, deployment.timeout)
+                                                   body, deployment.timeout, deployment.cluster)
             except asyncio.TimeoutError:
                 raise Reply(408, f"Deployment '{deployment.name}' did not answer within its request timeout of "
                                  f"{deployment.timeout:g} s (requestSettings.requestTimeout).") from None

@@ -14,6 +14,7 @@ class Deployment:
     addresses: tuple[str, ...]  # host:port of ready instances
     timeout: float  # requestSettings.requestTimeout, seconds
     server_key: bytes = b""  # what its model servers ask of every request (domain.serving.server_key)
+    cluster: str | None = None  # its instances are pods (NAMESPACE/NAME) of this Kubernetes cluster (scoring/pod_hops.py)
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,12 @@ def load(store: Store, secret: bytes) -> dict[str, Endpoint]:
         for row in repo.online_deployments():
             if row.provisioning_state == "Deleting":
                 continue
-            addresses = tuple(i["address"] for i in row.instances if i.get("ready") and not i.get("drainingSince"))
+            ready = [i for i in row.instances if i.get("ready") and not i.get("drainingSince")]
+            addresses, cluster = tuple(i["address"] for i in ready), next((i["cluster"] for i in ready if "cluster" in i), None)
             timeout = durations.parse_seconds(row.body["properties"]["requestSettings"]["requestTimeout"], "timeout")
             server_key = model_server.server_key(secret, row.key).encode()
             by_endpoint.setdefault(row.endpoint_key, {})[row.name.lower()] = Deployment(row.name, addresses, timeout,
-                                                                                        server_key)
+                                                                                        server_key, cluster)
         for row in repo.online_endpoints():
             if row.provisioning_state == "Deleting":
                 continue

@@ -4,7 +4,7 @@ from datetime import datetime
 from pathlib import Path
 
 from emulator.domain import names, payload
-from emulator.domain.compute import cluster, kubernetes, local
+from emulator.domain.compute import cluster, kubernetes, local, placement
 from emulator.domain.ids import WorkspaceRef
 from emulator.errors import Conflict, NotFound, ValidationFailed
 from emulator.services import events, instances, operations
@@ -91,6 +91,17 @@ def _check_update(row: Compute, stored: dict) -> None:
                                    "delete and recreate it.", target=f"properties.properties.{key}")
 
 
+def _check_pool(repo: Repository, ref: WorkspaceRef, tags: dict | None) -> None:
+    """A cluster's host pool names attached VirtualMachine computes of its workspace (domain/compute/placement.py)."""
+    target = f"tags.{placement.POOL_TAG}"
+    for host in placement.pool_of(tags):
+        row = repo.compute(ref.child_id("computes", host).lower())
+        if row is None or row.compute_type != "VirtualMachine" or row.provisioning_state != "Succeeded":
+            raise ValidationFailed(f"{target} names {host!r}, which is not an attached VirtualMachine compute of "
+                                   f"workspace {ref.name}: attach the host first (az ml compute attach "
+                                   "--type virtualmachine), then name it here.", target=target)
+
+
 def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, body: object,
         now: datetime, attachment: dict | None = None, data_dir: Path = Path("/nonexistent")
         ) -> tuple[Compute, Operation, bool]:
@@ -98,6 +109,8 @@ def put(repo: Repository, ref: WorkspaceRef, workspace: Workspace, name: str, bo
     kubeconfigs for attached Kubernetes clusters (services/kubernetes.py)."""
     names.compute_name(name)
     stored = _validated(body, workspace, attachment, data_dir)
+    if stored["properties"]["computeType"] == "AmlCompute":
+        _check_pool(repo, ref, stored["tags"])
     key = ref.child_id("computes", name).lower()
     row = repo.compute(key)
     if row is None:

@@ -64,7 +64,8 @@ def runs_on(data_dir: Path, resource_id: str) -> str:
 def status_text(data_dir: Path, resource_id: str) -> str:
     """What the compute's description says about where its work runs."""
     if runs_on(data_dir, resource_id) == CONNECTED:
-        return f"amlemu: jobs run as pods on {resource_id} (kubeconfig {kubeconfig_path(data_dir, resource_id)})"
+        return (f"amlemu: jobs and model servers run as pods on {resource_id} "
+                f"(kubeconfig {kubeconfig_path(data_dir, resource_id)})")
     return (f"amlemu: no kubeconfig for {resource_id}: running on the local runtime (put one at "
             f"{kubeconfig_path(data_dir, resource_id)} to run on the cluster)")
 
@@ -137,8 +138,8 @@ def endpoint_compute(repo: Repository, ref: WorkspaceRef, value: object) -> str 
 
 
 def endpoint_spec(repo: Repository, workspace_key: str, endpoint_body: dict) -> kubernetes.KubernetesSpec | None:
-    """The Kubernetes compute an online endpoint runs on (None: a managed endpoint). Its model servers run on the
-    local runtime: a kubeconfig is for jobs only (README, "Kubernetes compute")."""
+    """The Kubernetes compute an online endpoint runs on (None: a managed endpoint). Its model servers are pods on the
+    cluster its kubeconfig reaches (controller/serving_pods.py), else containers on the local runtime."""
     compute = endpoint_body[P].get("compute")
     if not compute:
         return None

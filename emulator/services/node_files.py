@@ -26,6 +26,10 @@ LOG_CHUNK_MAX = 8 << 20  # one append of a log's new bytes
 _CHUNK = 1 << 20
 
 
+def _normal(rel: str) -> str:
+    return "/".join(confined.parts(rel))
+
+
 class NodeFiles:
     def __init__(self, settings: Settings, secret: bytes, broker: redis.Redis | None = None):
         self.data_dir, self.secret = settings.data_dir, secret
@@ -107,6 +111,20 @@ class NodeFiles:
                 return confined_tar.unpack(self.data_dir, stream, allowed, scope.max_bytes)
         finally:
             staged.unlink(missing_ok=True)
+
+    def remove(self, scope: Scope, job: str, attempt: int, rels: list[str]) -> int:
+        """Remove what the rank removed from its writable mounts (those folders themselves stay: they are its
+        mounts), while its attempt is current; refused at the first path it may not write. How many went."""
+        removed = 0
+        for rel in rels:
+            if not protocol.is_current(self.broker, job, attempt):
+                raise Conflict(f"Attempt {attempt} of {job} is not current: its files are not taken any more.",
+                               target="attempt", code="StaleAttempt")
+            if not scope.may_write(rel) or _normal(rel) in {_normal(root) for root in scope.writes}:
+                raise Forbidden(f"{rel!r} is not within what this rank may write.", target="paths",
+                                code="AuthorizationFailed")
+            removed += confined.remove(self.data_dir, rel)
+        return removed
 
     def _staging_dir(self) -> str:
         self.staging.mkdir(parents=True, exist_ok=True)

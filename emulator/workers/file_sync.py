@@ -7,9 +7,7 @@ node's own token (the controller put it in the node's environment, which its job
 
 import logging
 import os
-import shutil
 import ssl
-import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -82,11 +80,14 @@ class FileSync:
 
     def send_changed(self, attempt: Attempt, sent: dict) -> dict:
         """Send what the rank wrote (its writable mounts) that changed since `sent` (what was sent before, as
-        confined_tar.listing gives it); returns what is sent now. Links and devices it planted are left out."""
+        confined_tar.listing gives it), and what it removed since; returns what is sent now. Links and devices it
+        planted are left out."""
         now = confined_tar.listing(self.data_dir, rank_files.scope(attempt).writes)
+        if gone := _topmost([rel for rel in sent if rel not in now]):  # as a mount would: the workspace's go too
+            self._check(self.client.post(f"{self.path}/removed", params=self._rank(attempt), json={"paths": gone}))
         changed = [rel for rel, seen in now.items() if rel not in sent or (seen is not None and sent[rel] != seen)]
         if not changed:
-            return sent
+            return now
         with tempfile.TemporaryFile(dir=self.data_dir) as spool:
             confined_tar.pack(self.data_dir, changed, spool, recursive=False)
             spool.seek(0)
@@ -100,24 +101,21 @@ class FileSync:
         scope = rank_files.scope(attempt)
         self.fetched.pop(_key(attempt), None)
         for rel in (*scope.reads, *scope.writes, scope.log_file):
-            _remove(self.data_dir, rel)
+            confined.remove(self.data_dir, rel)
 
 
 def _key(attempt: Attempt) -> tuple[str, int, int]:
     return attempt.job_key, attempt.attempt, attempt.rank
 
 
-def _remove(root: Path, rel: str) -> None:
-    """Remove the file or folder `rel`, reached without following a link a job may have planted on its way."""
-    *folders, name = confined.parts(rel)
-    try:
-        with confined.directory(root, "/".join(folders) or ".") as parent:
-            if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
-                shutil.rmtree(name, dir_fd=parent)
-            else:
-                os.unlink(name, dir_fd=parent)
-    except (FileNotFoundError, PathEscape):  # not there, or past a link: nothing of it is the node's to remove
-        pass
+def _topmost(rels: list[str]) -> list[str]:
+    """`rels` without those inside another of them (a folder removed takes what it held)."""
+    kept: set[str] = set()
+    for rel in sorted(rels, key=len):
+        names = rel.split("/")
+        if not any("/".join(names[:i]) in kept for i in range(1, len(names))):
+            kept.add(rel)
+    return sorted(kept)
 
 
 def _read_from(root: Path, rel: str, offset: int, limit: int) -> bytes:

@@ -54,7 +54,7 @@ def _env(stack: Stack) -> dict[str, str]:
 def _probe(stack: Stack, mode: str, workdir: Path) -> dict:
     result = subprocess.run([sys.executable, str(PROBE), mode, str(workdir)], capture_output=True, text=True,
                             env={**_env(stack), "PYTHONPATH": python_path(str(ROOT))}, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 0, result.stderr[-3000:] + stack.compose("logs", "api", capture=True).stdout[-6000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

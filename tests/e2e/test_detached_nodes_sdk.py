@@ -28,7 +28,8 @@ echo "node token: ${AMLEMU_NODE_TOKEN:-none}"
 cp "$2/greeting.txt" "$3/copied.txt"
 echo "attempt $AMLEMU_JOB_ATTEMPT" > "outputs/attempt-$AMLEMU_JOB_ATTEMPT.txt"
 ln -sf /etc/passwd outputs/escape
-if [ "$AMLEMU_JOB_ATTEMPT" = 1 ]; then echo "waiting to be killed"; sleep 600; fi
+if [ "$AMLEMU_JOB_ATTEMPT" = 1 ]; then echo stale > outputs/stale.txt; echo "waiting to be killed"; sleep 600; fi
+rm outputs/stale.txt
 echo finished
 """
 
@@ -69,7 +70,8 @@ def test_a_job_on_detached_nodes_gets_its_files_streams_its_log_and_survives_a_k
     assert _status(ml_client, name) == "Running"
     # and what it wrote so far, as on a node that shares the workspace's storage
     outputs = job_dir(name) / "outputs"
-    wait_until(lambda: (outputs / "attempt-1.txt").exists(), timeout=30, interval=0.2,
+    wait_until(lambda: (outputs / "attempt-1.txt").exists() and (outputs / "stale.txt").exists(), timeout=30,
+               interval=0.2,
                message="attempt 1's output in the workspace while it runs")
     (node,) = nodes_of(cluster)
     mounts = runtime.client.api.inspect_container(node.id)["Mounts"]
@@ -95,6 +97,7 @@ def test_a_job_on_detached_nodes_gets_its_files_streams_its_log_and_survives_a_k
     assert (outputs / "attempt-1.txt").read_text() == "attempt 1\n"
     assert (outputs / "attempt-2.txt").read_text() == "attempt 2\n"
     assert not os.path.lexists(outputs / "escape")
+    assert not (outputs / "stale.txt").exists()  # attempt 2 removed what attempt 1 left: so is the workspace's
     ml_client.jobs.download(name, download_path=str(tmp_path / "dl"), output_name="named")
     assert (tmp_path / "dl" / "named-outputs" / "named" / "copied.txt").read_text() == "hello from the workspace"
 

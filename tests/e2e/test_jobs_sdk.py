@@ -52,19 +52,25 @@ def _run_sample(folder: str, download: Path) -> str:
     return result.stdout
 
 
+def _logs(job_dir: Path) -> str:
+    """The job's user logs as downloaded: the SDK's stream prints a log only while the job runs, and on a busy
+    machine the job may be over before its first look (seen in a full run), as on Azure."""
+    return "".join(log.read_text() for log in sorted((job_dir / "artifacts" / "user_logs").glob("std_log*.txt")))
+
+
 def test_the_scikit_learn_sample_trains_and_its_outputs_come_back(stack, tmp_path):
     out = _run_sample("sklearn-train", tmp_path)
-    assert "test accuracy" in out and "COMPLETED" in out.upper(), out[-2000:]
+    assert "COMPLETED" in out.upper(), out[-2000:]
     (job_dir,) = tmp_path.iterdir()
     assert (job_dir / "named-outputs" / "model" / "model.pkl").stat().st_size > 0
     assert "accuracy" in (job_dir / "artifacts" / "outputs" / "metrics.json").read_text()
-    assert "test accuracy" in (job_dir / "artifacts" / "user_logs" / "std_log.txt").read_text()
+    assert "test accuracy" in _logs(job_dir), out[-2000:]
 
 
 def test_the_multi_node_sample_all_reduces_across_three_nodes(stack, tmp_path):
     out = _run_sample("multi-node", tmp_path)
-    assert "all-reduced" in out and "correct" in out, out[-2000:]
     (job_dir,) = tmp_path.iterdir()
+    assert "all-reduced" in _logs(job_dir) and "correct" in _logs(job_dir), out[-2000:]
     assert '"world_size": 3' in (job_dir / "artifacts" / "outputs" / "result.json").read_text()
     assert '"correct": true' in (job_dir / "artifacts" / "outputs" / "result.json").read_text()
 

@@ -12,46 +12,23 @@ import pytest
 from azure.ai.ml import command
 from azure.ai.ml.entities import Environment
 
-from tests import gate
+from tests import gate, mlflow_rest
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 ENV = Environment(image="python:3.11-slim")
-# An MLflow metric by MLflow's REST API (the image has no mlflow): where and as whom, from what Azure ML sets in a job.
-MAIN = '''import json, os, ssl, time, urllib.error, urllib.request
+MAIN = """import os
 print("hello from local compute")
 os.makedirs("outputs", exist_ok=True)
 with open("outputs/result.txt", "w") as out:
     out.write("42")
-uri = os.environ["MLFLOW_TRACKING_URI"].replace("azureml://", "https://", 1) + "/api/2.0/mlflow/runs/log-metric"
-body = {"run_id": os.environ["MLFLOW_RUN_ID"], "key": "answer", "value": 42, "step": 0,
-        "timestamp": int(time.time() * 1000)}
-request = urllib.request.Request(uri, data=json.dumps(body).encode(), method="POST", headers={
-    "Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"], "Content-Type": "application/json"})
-try:
-    urllib.request.urlopen(request, context=ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])).read()
-except urllib.error.HTTPError as exc:
-    raise SystemExit(f"MLflow answered {exc.code}: {exc.read()[:500]!r}")
-print("logged answer")
-'''
-
-
-def _mlflow_answers() -> bool:
-    """The stack's MLflow server is up (a fresh stack's may still be starting: the api answers 503 until then)."""
-    import mlflow
-
-    try:
-        mlflow.search_experiments(max_results=1)
-    except Exception as exc:  # noqa: BLE001 (whatever the client raises while the server starts)
-        raise AssertionError(str(exc)) from exc
-    return True
+""" + mlflow_rest.log_metric("answer", 42)
 
 
 def test_a_local_job_runs_on_the_emulators_machine_and_is_recorded(ml_client, job_dir, job_outputs, tmp_path):
     import mlflow
 
-    mlflow.set_tracking_uri(ml_client.workspaces.get(ml_client.workspace_name).mlflow_tracking_uri)
-    wait_until(_mlflow_answers, timeout=120, interval=1, message="the workspace's MLflow to answer")
+    mlflow_rest.track(ml_client)
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.py").write_text(MAIN)
     # The job waits at the gate so that it is streamed while it runs (the SDK prints logs only then, as on Azure).

@@ -112,7 +112,9 @@ def test_blue_green_through_the_sdk_and_plain_http(ml_client, stack, sources, re
         answers = [client.post(uri, json={"data": [1]}, headers=auth) for _ in range(1000)]
         assert [a.text for a in answers if a.status_code != 200] == []
         colors = collections.Counter(a.json()["color"] for a in answers)
-        assert abs(colors["green"] / 1000 - 0.10) <= 0.03, colors
+        # each request drawn at random (as Azure's traffic split is): 10% of 1000 has a spread of 9.5 requests, so
+        # 50 either way is over 5 of them (a run in ten million), while 0, 50 or 100 percent is far outside
+        assert abs(colors["green"] - 100) <= 50, colors
 
         # Blue to green in steps while a client keeps sending: no request fails.
         with SteadyLoad(uri, key) as load:

@@ -68,12 +68,25 @@ def _shot(browser, name: str) -> None:
         assert browser.save_screenshot(str(Path(folder) / f"studio-{name}.png"))
 
 
+def _open(browser, url, tries: int = 3) -> None:
+    """Loads a page, again when Chromium dropped the load because the machine's network changed (the other tests'
+    Docker networks come and go; a person would press Reload). `url` may be a function giving a fresh one each time."""
+    for _ in range(tries):
+        browser.get(url() if callable(url) else url)
+        error = browser.execute_script("return typeof loadTimeDataRaw === 'undefined' ? '' : loadTimeDataRaw.errorCode")
+        if error != "ERR_NETWORK_CHANGED":
+            return
+    pytest.fail(f"Chromium said {error} {tries} times")
+
+
 def _log_in(browser, page: str, lands_on: str) -> None:
     """`amlemu studio <page> --print`: the one-time login link the CLI asks for with the management token, opened in
     the browser, which lands on the page with a session."""
-    result = CliRunner().invoke(app, ["studio", page, "--print"])
-    assert result.exit_code == 0, result.output
-    browser.get(result.stdout.strip())
+    def link() -> str:
+        result = CliRunner().invoke(app, ["studio", page, "--print"])
+        assert result.exit_code == 0, result.output
+        return result.stdout.strip()
+    _open(browser, link)  # a fresh link for a load tried again: each is good once
     WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith(lands_on), message=f"to land on {lands_on}")
 
 
@@ -90,7 +103,7 @@ def _data_state(browser, selector: str) -> list[str]:
 @pytest.mark.timeout(900)  # a first run builds the sklearn environment
 def test_a_jobs_web_view_follows_it_to_completed_and_draws_its_metrics(ml_client, browser):
     job = ml_client.jobs.create_or_update(load_job(SAMPLES / "mlflow-train" / "job.yml"))
-    browser.get(job.studio_url)  # the SDK's own answer: a signed link, no session needed
+    _open(browser, job.studio_url)  # the SDK's own answer: a signed link, no session needed
     assert browser.find_element(By.ID, "job-status").get_attribute("data-status") not in ENDED
     browser.execute_script(WATCH_STATUS, "loaded once")
     WebDriverWait(browser, 900, poll_frequency=1).until(
@@ -141,11 +154,11 @@ def test_the_compute_pages_node_strip_shows_a_preemption_live(ml_client, rest, w
             message=f"{node} to show preempted")
         assert browser.execute_script("return window.studioMarker") == "loaded once"  # never reloaded
         _shot(browser, "compute")
-        browser.get(f"{browser.current_url}/{spot_cluster}")  # the cluster's own page, its strip drawn by its script
+        _open(browser, f"{browser.current_url}/{spot_cluster}")  # the cluster's own page, its strip drawn by its script
         WebDriverWait(browser, 30, poll_frequency=0.3).until(lambda d: "preempted" in _data_state(d, strip),
                                                              message=f"{node} preempted on the cluster's page")
         assert browser.find_elements(By.CSS_SELECTOR, "p.cost[data-dollars]")  # what its nodes cost so far
-        browser.get(f"{browser.current_url.rsplit('/computes/', 1)[0]}/timeline?subject={spot_cluster}")
+        _open(browser, f"{browser.current_url.rsplit('/computes/', 1)[0]}/timeline?subject={spot_cluster}")
         wanted = {"node.added", "node.up", "node.notice", "node.preempted"}
         try:  # read in one script, again until all are there: the live stream re-renders the table as events come
             WebDriverWait(browser, 30, poll_frequency=0.5).until(
@@ -164,12 +177,12 @@ def test_the_pages_list_jobs_and_answer_unknown_ids_and_strangers_themselves(wor
     _log_in(browser, "jobs", f"/studio{workspace_path}/jobs")
     assert browser.find_elements(By.CSS_SELECTOR, "table.jobs tr[data-job]")  # the earlier tests' jobs
     _shot(browser, "jobs")
-    browser.get(browser.current_url.split("/studio")[0] + "/studio")
+    _open(browser, browser.current_url.split("/studio")[0] + "/studio")
     assert browser.find_elements(By.LINK_TEXT, os.environ["AMLEMU_WORKSPACE"])
     _shot(browser, "workspaces")
-    browser.get(browser.current_url + f"{workspace_path}/jobs/no-such-job")
+    _open(browser, browser.current_url + f"{workspace_path}/jobs/no-such-job")
     assert browser.find_element(By.CSS_SELECTOR, ".error").get_attribute("data-status") == "404"
     browser.delete_all_cookies()  # a stranger: no session, no signed link
-    browser.get(browser.current_url.split("/studio")[0] + f"/studio{workspace_path}/computes")
+    _open(browser, browser.current_url.split("/studio")[0] + f"/studio{workspace_path}/computes")
     assert browser.find_element(By.CSS_SELECTOR, ".error").get_attribute("data-status") == "401"
     assert "amlemu studio" in browser.find_element(By.TAG_NAME, "main").text

@@ -111,8 +111,8 @@ def test_an_image_is_copied_once_then_runs_there(lab, host):
     local = docker.from_env()
     runtime = hosts.HostRuntime(_access(lab, host))
     try:
-        assert hosts.copy_image(local, runtime.client, SMALL_IMAGE) in (True, False)
-        assert hosts.copy_image(local, runtime.client, SMALL_IMAGE) is False  # there now: nothing copied
+        hosts.copy_image(local, runtime.client, SMALL_IMAGE)
+        assert hosts.copy_image(local, runtime.client, SMALL_IMAGE) == []  # there now: nothing copied
         assert runtime.client.images.get(SMALL_IMAGE).id == local.images.get(SMALL_IMAGE).id
         name = f"amlemu-hosts-it-{uuid.uuid4().hex[:6]}"
         ran = runtime.run(ContainerSpec(name=name, image=SMALL_IMAGE, command=["sh", "-c", "echo on $(hostname)"],
@@ -144,8 +144,9 @@ def test_a_node_on_the_host_reaches_the_stacks_redis_and_detach_leaves_nothing(l
                       compute_type="VirtualMachine")
     node_id = new_node_id(False)
     runtime = hosts.HostRuntime(_access(lab, host))
+    local.images.get(node_image).tag(f"{node_image}-second-name")  # an image under two names is removed all the same
     copied = runtime.ensure_image(local, node_image)
-    assert copied == local.images.get(node_image).id  # not there before: copied, and recorded for the detach
+    assert copied == [local.images.get(node_image).id]  # not there before: copied, and recorded for the detach
     spec = host_node_spec(settings, compute, node_id)
     runtime.ensure_network(spec.network, {labels.STACK: settings.stack, labels.COMPUTE_ID: compute.key})
     runtime.run(spec)
@@ -154,10 +155,11 @@ def test_a_node_on_the_host_reaches_the_stacks_redis_and_detach_leaves_nothing(l
                message=f"the node on {host.name} to be ready: {runtime.logs(spec.name)[-2000:]}")
 
     AttachedHosts(settings, None, None, b"", runtime_of=lambda _: runtime)._clean(
-        compute.key, compute.name, runtime.access, [copied])
+        compute.key, compute.name, runtime.access, copied)
     assert runtime.list({labels.COMPUTE_ID: compute.key}) == []
     assert runtime.networks({labels.COMPUTE_ID: compute.key}) == {}
     assert runtime.volumes({labels.COMPUTE_ID: compute.key}) == []
-    assert copied not in {image.id for image in runtime.client.images.list()}
+    assert copied[0] not in {image.id for image in runtime.client.images.list()}
+    local.images.remove(f"{node_image}-second-name")
     broker.close()
     local.close()

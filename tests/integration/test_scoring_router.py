@@ -82,7 +82,8 @@ async def _drive(lab, key: str) -> None:
             for _ in range(20):  # 1,000 requests, 50 at a time
                 answers += await asyncio.gather(*(one() for _ in range(50)))
             share = collections.Counter(a["deployment"] for a in answers)
-            assert abs(share["green"] / len(answers) - 0.10) <= 0.03, share
+            # drawn at random per request: 50 either way of 100 is over 5 spreads (test_online_endpoints_sdk.py)
+            assert abs(share["green"] - 100) <= 50, share
             blue_hosts = collections.Counter(a["host"] for a in answers if a["deployment"] == "blue")
             assert len(blue_hosts) == 2 and min(blue_hosts.values()) > 0.4 * share["blue"], blue_hosts
 

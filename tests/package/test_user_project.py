@@ -45,7 +45,7 @@ def _env(root: Path, **more: str) -> dict[str, str]:
 def _session_objects() -> list[str]:
     """Containers, networks and volumes of stacks the plugin started (their amlemu.stack is session-*)."""
     client = docker.from_env()
-    found = [c.name for c in client.containers.list(all=True, filters={"label": "amlemu.stack"})
+    found = [c.name for c in client.containers.list(all=True, filters={"label": "amlemu.stack"}, ignore_removed=True)
              if c.labels["amlemu.stack"].startswith("session-")]
     found += [n.name for n in client.networks.list(filters={"label": "amlemu.stack"})
               if n.attrs["Labels"]["amlemu.stack"].startswith("session-")]

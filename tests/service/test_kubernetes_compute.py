@@ -65,6 +65,6 @@ def test_with_a_kubeconfig_a_missing_namespace_is_refused(client, auth, settings
         assert client.get(COMPUTE, params=API, headers=auth).status_code == 404
         answer = client.put(COMPUTE, params=API, headers=auth, json=attach_body(namespace="default"))
         assert answer.status_code == 201, answer.text
-        assert "jobs run as pods on" in answer.json()["properties"]["description"]
+        assert "jobs and model servers run as pods on" in answer.json()["properties"]["description"]
     finally:
         server.close()

@@ -35,6 +35,9 @@ def test_a_deployment_on_kubernetes_compute_gets_its_instance_types_limits(app, 
     assert answer.status_code == 201, answer.text
     props = answer.json()["properties"]
     assert (props["endpointComputeType"], props["instanceType"]) == ("Kubernetes", "small")
+    assert props["containerResourceRequirements"] == {  # what its pods get; the SDK cannot read a deployment without
+        "containerResourceRequests": {"cpu": "100m", "memory": str(256 * 2**20), "gpu": None},
+        "containerResourceLimits": {"cpu": "750m", "memory": str(1536 * 2**20), "gpu": None}}
     context = app.state.context
     with context.store.transaction() as repo:
         row = repo.online_deployment(f"{REF.arm_id}/onlineendpoints/ep-k8s/deployments/blue".lower())

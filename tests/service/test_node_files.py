@@ -202,3 +202,41 @@ def test_a_request_without_its_rank_is_a_bad_request_naming_the_field(client, se
     response = client.get(FILES, params={"job": JOB_KEY, "attempt": 1}, headers=_auth(secret))
     assert response.status_code == 400, response.text
     assert response.json()["error"]["target"] == "rank"
+
+
+def test_what_the_rank_removed_from_its_outputs_is_removed_from_the_workspace(client, secret, broker, data):
+    _running(broker, _attempt())
+    (data / JOB / "outputs" / "old").mkdir()
+    (data / JOB / "outputs" / "old" / "ckpt-1.pt").write_text("1")
+    (data / JOB / "outputs" / "keep.txt").write_text("k")
+    response = client.post(f"{FILES}/removed", params=_rank(), headers=_auth(secret),
+                           json={"paths": [f"{JOB}/outputs/old", f"{JOB}/outputs/gone-already"]})
+    assert response.status_code == 200, response.text
+    assert response.json() == {"removed": 1}
+    assert sorted(p.name for p in (data / JOB / "outputs").iterdir()) == ["keep.txt"]
+
+
+@pytest.mark.parametrize("path", [
+    "ca/secret.key", "blobs/acct/data/in/greeting.txt", f"{JOB}/outputs/../../../../../ca/secret.key",
+    f"/{JOB}/outputs/keep.txt", f"{JOB}/outputs", f"{JOB}/outputs/planted/secret.key",
+], ids=["outside", "read-only-input", "dotdot", "absolute", "the-mount-itself", "through-a-planted-link"])
+def test_a_removal_outside_the_writable_mounts_changes_nothing(client, secret, broker, data, path):
+    _running(broker, _attempt())
+    (data / JOB / "outputs" / "keep.txt").write_text("k")
+    (data / JOB / "outputs" / "planted").symlink_to(data / "ca")
+    response = client.post(f"{FILES}/removed", params=_rank(), headers=_auth(secret), json={"paths": [path]})
+    assert response.status_code in (200, 400, 403), response.text
+    assert response.status_code != 200 or response.json() == {"removed": 0}
+    assert (data / "ca/secret.key").read_text() == "PRIVATE KEY"
+    assert (data / "blobs/acct/data/in/greeting.txt").read_text() == "hello"
+    assert (data / JOB / "outputs" / "keep.txt").read_text() == "k"
+
+
+def test_a_stale_attempts_removal_is_refused(client, secret, broker, data):
+    _running(broker, _attempt())
+    (data / JOB / "outputs" / "keep.txt").write_text("k")
+    protocol.set_current(broker, JOB_KEY, 2)
+    response = client.post(f"{FILES}/removed", params=_rank(), headers=_auth(secret),
+                           json={"paths": [f"{JOB}/outputs/keep.txt"]})
+    assert response.status_code == 409 and response.json()["error"]["code"] == "StaleAttempt"
+    assert (data / JOB / "outputs" / "keep.txt").exists()

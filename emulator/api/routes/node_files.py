@@ -7,6 +7,7 @@ from typing import Annotated
 from anyio import to_thread
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, Field
 
 from emulator import confined_tar
 from emulator.api.deps import Ctx
@@ -53,3 +54,16 @@ async def writes(ctx: Ctx, request: Request, node_id: str, job: Job, attempt: Nu
                                    scope.max_bytes + 1024 * confined_tar.MAX_MEMBERS)
     written = await to_thread.run_sync(files.receive, scope, job, attempt, staged.path)
     return JSONResponse({"written": written})
+
+
+class Removed(BaseModel):
+    paths: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(max_length=confined_tar.MAX_MEMBERS)
+
+
+@router.post(FILES + "/removed")
+def removed(ctx: Ctx, body: Removed, node_id: str, job: Job, attempt: Number, rank: Number,
+            authorization: Authorization = None) -> JSONResponse:
+    """What the rank removed from its outputs since it last sent them: removed from the workspace's storage too."""
+    files = ctx.services.node_files
+    scope = files.scope(node_id, authorization, job, attempt, rank)
+    return JSONResponse({"removed": files.remove(scope, job, attempt, body.paths)})

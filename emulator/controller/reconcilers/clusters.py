@@ -14,15 +14,17 @@ from datetime import datetime
 import redis
 
 from emulator.controller.effects import Actuator, Effects
+from emulator.controller.host_pools import HostPools
 from emulator.controller.scheduling.preemption import Preemptions
 from emulator.controller.scheduling.scheduler import JobScheduler
+from emulator.controller.specs.host_nodes import host_node_spec, setup_error
 from emulator.controller.specs.nodes import detached, new_node_id, node_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator.controller.workspace_networks import WorkspaceNetworks
 from emulator.dispatch.celery_app import ready_key
 from emulator.domain import events as kinds
-from emulator.domain.compute import cluster, local
+from emulator.domain.compute import cluster, local, placement
 from emulator.domain.compute.cluster import NodeState
 from emulator.domain.ids import WorkspaceRef
 from emulator.runtime import labels
@@ -41,7 +43,9 @@ class ClusterReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, broker: redis.Redis,
                  clock: Callable[[], datetime], scheduler: JobScheduler | None = None,
                  act: Actuator | None = None, preemptions: Preemptions | None = None,
-                 networks: WorkspaceNetworks | None = None, entropy: random.Random | None = None):
+                 networks: WorkspaceNetworks | None = None, entropy: random.Random | None = None,
+                 pools: HostPools | None = None):
+        """`runtime`: every engine nodes run on (runtime/engines.py), where `pools` places a pooled cluster's."""
         self.settings, self.store, self.runtime, self.broker, self.clock = settings, store, runtime, broker, clock
         # Jobs: who gets the idle nodes, and how many nodes queued work wants; `act` carries out what was decided.
         self.scheduler = scheduler
@@ -55,6 +59,7 @@ class ClusterReconciler:
         self.first_pass = True
         self.failures = StartFailures()
         self.steps = Steps()
+        self.pools = pools
 
     def node_labels(self) -> dict[str, str]:
         return {labels.STACK: self.settings.stack, labels.ROLE: "node"}
@@ -79,6 +84,8 @@ class ClusterReconciler:
 
     def reconcile(self, key: str, observed: dict[str, Observed], now: datetime) -> set[str]:
         effects = Effects()
+        # a pooled cluster's jobs are sent once their images are on its hosts (copied outside the transaction)
+        ready = self.pools.prepare(key) if self.pools is not None else True
         with self.store.transaction() as repo:
             compute = repo.compute(key)
             if compute is None:
@@ -95,13 +102,14 @@ class ClusterReconciler:
                 effects.forget += [n.node_id for n in nodes]
                 live = set()
             else:
-                live = self._scale(repo, compute, spec, now, effects)
+                live = self._scale(repo, compute, spec, now, effects, observed, ready)
         self._apply(effects)
         if deleting:  # the operation completes only once the containers are gone
             self._finish_delete(key)
         else:  # a node of an older stack, on the shared jobs network only, joins its workspace's
             for node_id in live:
-                if (container := observed.get(node_id)) is not None and container.running:
+                container = observed.get(node_id)
+                if container is not None and container.running and labels.HOST not in container.labels:
                     self.networks.attach(container, self.settings.jobs_network(WorkspaceRef.from_key(key).key))
         return live
 
@@ -113,11 +121,8 @@ class ClusterReconciler:
             if container is not None and not container.running:
                 effects.remove.append(container.id)
             return
-        if state == NodeState.UNUSABLE:  # dropped after the keep time; one that never started, when a retry is due
-            kept = (now - node.state_changed_at).total_seconds() >= self.settings.scaled(UNUSABLE_KEEP_SECONDS)
-            if kept or (node.container_id is None and self.failures.due(compute.key, now)):
-                events.of_node(compute, node, kinds.NODE_GONE, now)
-                repo.remove(node)
+        if state == NodeState.UNUSABLE:
+            self._unusable(repo, compute, node, container, now, effects)
             return
         if not alive:
             self._gone(repo, compute, node, container, now, effects)
@@ -131,6 +136,16 @@ class ClusterReconciler:
             self._set_state(node, NodeState.IDLE, now)
             node.idle_since = now
             events.of_node(compute, node, kinds.NODE_UP, now)
+
+    def _unusable(self, repo, compute: Compute, node: Node, container: Observed | None, now: datetime,
+                  effects: Effects) -> None:
+        """Dropped after the keep time; one that never started, when a retry is due."""
+        if container is not None:  # on a host that was cut off and is back: what ran there must not go on
+            effects.remove.append(container.id)
+        kept = (now - node.state_changed_at).total_seconds() >= self.settings.scaled(UNUSABLE_KEEP_SECONDS)
+        if kept or (node.container_id is None and self.failures.due(compute.key, now)):
+            events.of_node(compute, node, kinds.NODE_GONE, now)
+            repo.remove(node)
 
     def _gone(self, repo, compute: Compute, node: Node, container: Observed | None, now: datetime,
               effects: Effects) -> None:
@@ -169,12 +184,15 @@ class ClusterReconciler:
             repo.remove(compute)
         log.info("deleted cluster %s", compute.name)
 
-    def _scale(self, repo, compute: Compute, spec: cluster.ClusterSpec, now: datetime, effects: Effects) -> set[str]:
+    def _scale(self, repo, compute: Compute, spec: cluster.ClusterSpec, now: datetime, effects: Effects,
+               observed: dict[str, Observed], ready: bool) -> set[str]:
         if compute.provisioning_state in ("Creating", "Updating"):
             compute.provisioning_state = "Succeeded"
             operations.finish(repo, compute.key, now)
         nodes = repo.nodes(compute.key)
-        demand, pending = self.scheduler.schedule(repo, compute, nodes, now, effects) if self.scheduler else (0, 0)
+        # nodes offered only once what they need is there: until then the queue's demand alone is asked
+        demand, pending = self.scheduler.schedule(repo, compute, nodes if ready else [], now, effects) \
+            if self.scheduler else (0, 0)
         views = [cluster.NodeView(n.node_id, NodeState(n.state), n.idle_since) for n in nodes]
         # the local capacity and attached Kubernetes compute run locally: no Azure quota or capacity shortage holds them
         growing = (demand or spec.scale.min_nodes) and not local.unmetered(compute.name)
@@ -194,14 +212,15 @@ class ClusterReconciler:
             events.of_node(compute, by_id[node_id], kinds.NODE_LEAVING, now)
         # A node that failed to start holds its slot until it is dropped when a retry is due (with backoff).
         failed = sum(n.state == NodeState.UNUSABLE and n.container_id is None for n in nodes)
-        for _ in range(max(0, plan.add - failed)):
+        for host in self._places(repo, compute, max(0, plan.add - failed), observed):
             node = Node(node_id=new_node_id(spec.low_priority), compute_key=compute.key,
                         state=NodeState.PREPARING.value, created_at=now, state_changed_at=now)
             repo.add(node)
             nodes.append(node)
             events.of_node(compute, node, kinds.NODE_ADDED, now, vmSize=spec.vm_size.name, priority=spec.priority)
-            effects.start.append(node_spec(self.settings, compute, spec, node.node_id,
-                                           own_data=detached(self.settings, compute)))
+            effects.start.append(
+                host_node_spec(self.settings, compute, node.node_id, pooled=(spec, host)) if host else
+                node_spec(self.settings, compute, spec, node.node_id, own_data=detached(self.settings, compute)))
         allocation = cluster.allocation_state([NodeState(n.state) for n in nodes], plan.target)
         if allocation != compute.allocation_state:
             compute.allocation_state, compute.allocation_changed_at = allocation, now
@@ -211,6 +230,16 @@ class ClusterReconciler:
         compute.target_nodes = plan.target
         return {n.node_id for n in nodes}
 
+    def _places(self, repo, compute: Compute, count: int, observed: dict[str, Observed]) -> list[str]:
+        """Where each of `count` new nodes runs: the local engine (""), or for a pooled cluster the host its pool's
+        placement picks; fewer places than nodes when no host of the pool answers (they wait for one)."""
+        if not count or self.pools is None or not placement.pool_of((compute.body or {}).get("tags")):
+            return [placement.LOCAL] * count
+        if (error := setup_error(self.settings)) is not None:
+            quotas.set_node_error(compute, error)
+            return []
+        return self.pools.place(repo, compute, count, observed.values())
+
     def _apply(self, effects: Effects) -> None:
         self.act(effects)
         for spec in effects.start:
@@ -219,7 +248,8 @@ class ClusterReconciler:
     def _start(self, node_id: str, spec: ContainerSpec) -> None:
         key, what = spec.labels[labels.COMPUTE_ID], f"node {node_id} of {spec.labels[labels.COMPUTE]}"
         try:
-            self.networks.jobs(WorkspaceRef.from_key(key).key)
+            if labels.HOST not in spec.labels:  # on an attached host: the engines make its network there
+                self.networks.jobs(WorkspaceRef.from_key(key).key)
             container, error = self.runtime.run(spec), None
             self.failures.started(key, what)
         except Exception as exc:  # the node becomes unusable and says why; the cluster retries with backoff

@@ -7,7 +7,8 @@ them there; it has no route to redis or the api), unprivileged and without the D
 probes them (readiness and liveness, as the deployment's probe settings say), publishes the ready ones in the
 deployment's `instances` for the router, and decides starts, drains and removals with domain.rollout.
 Level-based like the clusters: a restarted controller adopts containers by label and removes those of
-deployments that are gone.
+deployments that are gone. A deployment on Kubernetes compute whose cluster a kubeconfig reaches runs pods there
+instead (controller/serving_pods.py): the same decisions, carried out through the API server.
 """
 
 import logging
@@ -18,29 +19,33 @@ from datetime import datetime
 from pathlib import Path
 
 import httpx
+import redis
 
 from emulator import confined, tokens
+from emulator.controller import serving_pods
 from emulator.controller.adoption import reconcile_owned
 from emulator.controller.effects import Actuator, Effects
 from emulator.controller.reconcilers.model_server_probes import ModelServerProbes
+from emulator.controller.serving_pods import PodServers
 from emulator.controller.specs.model_servers import logs_dir, model_server_spec
+from emulator.controller.specs.serving_pods import ServingPod, serving_pod
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.steps import Steps
 from emulator.controller.workspace_networks import WorkspaceNetworks
 from emulator.dispatch import job_container
 from emulator.domain import events as kinds
 from emulator.domain.ids import WorkspaceRef
-from emulator.domain.serving import deployments, model_server, rollout
+from emulator.domain.serving import deployments, rollout
 from emulator.domain.serving.probing import Probed
 from emulator.errors import EmulatorError
-from emulator.runtime import labels
-from emulator.runtime.base import Observed, Runtime
+from emulator.runtime import kube, labels
+from emulator.runtime.base import ContainerSpec, Observed, Runtime
 from emulator.services import endpoints, events, operations
 from emulator.services.environments import Prepared
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.repositories import Repository
-from emulator.store.tables import OnlineDeployment
+from emulator.store.tables import OnlineDeployment, OnlineEndpoint
 
 log = logging.getLogger("amlemu.controller")
 LOG_TAIL = 40  # log lines a failed deployment's error carries
@@ -50,8 +55,9 @@ BUSY = ("Creating", "Updating", "Scaling")
 class EndpointReconciler:
     def __init__(self, settings: Settings, store: Store, runtime: Runtime, clock: Callable[[], datetime],
                  prepare: Callable[[dict, Callable[[str], None]], Prepared], act: Actuator,
-                 http: httpx.Client | None = None, networks: WorkspaceNetworks | None = None):
-        """`http`: how the model servers' probes reach them (ModelServerProbes)."""
+                 http: httpx.Client | None = None, networks: WorkspaceNetworks | None = None,
+                 broker: redis.Redis | None = None, connect: Callable[[Path], kube.Cluster] = kube.Cluster):
+        """`http`: how the probes reach model servers; `broker`, `connect`: for those on Kubernetes (PodServers)."""
         self.settings, self.store, self.runtime, self.clock, self.prepare = settings, store, runtime, clock, prepare
         self.act = act
         self.builds: dict[tuple[str, int], Future] = {}
@@ -59,7 +65,8 @@ class EndpointReconciler:
         self.networks = networks or WorkspaceNetworks(settings, store, runtime)
         self.failures = StartFailures()
         self.secret = tokens.load_secret(settings.data_dir / "token.key")  # model servers' keys derive from it
-        self.probes = ModelServerProbes(store, runtime, clock, self.secret, http)
+        self.servers = PodServers(settings, broker, self.secret, runtime, connect)
+        self.probes = ModelServerProbes(store, self.servers, clock, self.secret, http, self.servers)
         self.steps = Steps()  # each record's reconcile on its own
 
     def close(self) -> None:
@@ -72,12 +79,18 @@ class EndpointReconciler:
             deployed = repo.online_deployments()
             keys = [d.key for d in deployed]
             self._finish_endpoints(repo, {d.endpoint_key for d in deployed})
-        reconcile_owned(keys, containers, labels.DEPLOYMENT_ID, self.reconcile, self.runtime, "model server", self.steps)
+            targets, everywhere = serving_pods.targets(self.settings, repo, deployed)
+        found, missed = self.servers.observe(everywhere)
+        unknown = {key for key, target in targets.items() if target in missed}  # their API server did not answer
+        containers = [c for c in containers + found if c.labels.get(labels.DEPLOYMENT_ID) not in unknown]
+        reconcile_owned([k for k in keys if k not in unknown], containers, labels.DEPLOYMENT_ID, self.reconcile,
+                        self.servers, "model server", self.steps)
         seen = {c.name for c in containers}
         self.probes.forget_all_but(seen)
 
     def reconcile(self, key: str, containers: list[Observed]) -> None:
         """Probe what runs, then decide on what the probes saw (in one short transaction), then act."""
+        self.servers.read_logs(containers)
         dead = self.probes.run(key, [c for c in containers if c.running])
         now = self.clock()
         effects = Effects()
@@ -112,8 +125,7 @@ class EndpointReconciler:
         by_name = {c.name: c for c in containers}
         effects.remove += [by_name[name].id for name in step.remove]
         if self.failures.due(row.key, now):  # else its last start failed (the deployment says why): backoff
-            effects.start += [model_server_spec(self.settings, self.secret, row, parent.name, self._ref(row),
-                                           endpoints.resolve(repo, self._ref(row), row.body)) for _ in range(step.start)]
+            effects.start += [self._server(repo, row, parent) for _ in range(step.start)]
         self._publish(row, containers, now, step.remove, step.drain)
         if step.settled and row.provisioning_state in BUSY:
             events.record_beside(row, events.workspace_of(row), kinds.DEPLOYMENT_ROLLED, row.key, now,
@@ -121,6 +133,15 @@ class EndpointReconciler:
             row.provisioning_state, row.modified_at = "Succeeded", now
             operations.finish(repo, row.key, now)
             log.info("deployment %s/%s: %d instance(s) ready", parent.name, row.name, row.body["sku"]["capacity"])
+
+    def _server(self, repo: Repository, row: OnlineDeployment, parent: OnlineEndpoint) -> ContainerSpec | ServingPod:
+        """One more instance: a container here, or a pod on the cluster of the endpoint's Kubernetes compute."""
+        ref, found = self._ref(row), endpoints.resolve(repo, self._ref(row), row.body)
+        on = serving_pods.cluster_of(self.settings, repo, row, parent)
+        if on is None:
+            return model_server_spec(self.settings, self.secret, row, parent.name, ref, found)
+        chosen = on.resolve(row.body["properties"]["instanceType"], "properties.instanceType")
+        return serving_pod(self.settings, self.secret, row, parent.name, ref, found, on, chosen, self.servers.files)
 
     def _adopt(self, row: OnlineDeployment, containers: list[Observed], now: datetime) -> None:
         """Containers this process has not probed yet (it has just started) keep what the record says of them,
@@ -215,7 +236,7 @@ class EndpointReconciler:
             if since is None and container.name in drain:
                 since = now.isoformat()
             probed = self.probes.states.get(container.name)
-            published.append({"name": container.name, "address": f"{container.ip}:{model_server.PORT}",
+            published.append({"name": container.name, **self.servers.address(container),
                               "generation": int(container.labels.get(labels.GENERATION, 0)),
                               "ready": bool(probed and probed.ready and container.running and since is None),
                               "drainingSince": since})
@@ -253,13 +274,17 @@ class EndpointReconciler:
         return job_container.tail(logs_dir(self.settings, endpoint, deployment, make=False) / f"{container}.log", LOG_TAIL)
 
     def _carry_out(self, effects: Effects) -> None:
+        self.servers.remove_pods(effects)
         self.act(effects)
         for spec in effects.start:
             key, deployment = spec.labels[labels.DEPLOYMENT_ID], spec.labels[labels.DEPLOYMENT]
             what = f"a model server of deployment {deployment}"
             try:
-                self.networks.scoring(WorkspaceRef.from_key(key).key)
-                self.runtime.run(spec)
+                if isinstance(spec, ServingPod):
+                    self.servers.start(spec)
+                else:
+                    self.networks.scoring(WorkspaceRef.from_key(key).key)
+                    self.runtime.run(spec)
                 if self.failures.started(key, what):
                     self._start_failed(key, None)
                 log.info("started model server %s", spec.name)

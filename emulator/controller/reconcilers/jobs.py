@@ -15,7 +15,7 @@ from pathlib import Path
 
 from emulator import confined
 from emulator.controller.effects import Effects
-from emulator.controller.scheduling.attempts import preempt, release
+from emulator.controller.scheduling.attempts import preempt, release, requeue
 from emulator.controller.steps import Steps
 from emulator.dispatch.protocol import job_tag
 from emulator.domain import events as kinds
@@ -90,7 +90,7 @@ class JobReconciler:
             return  # a stale attempt: its node stops it on its own
         rank = str(event["rank"])
         if kind == "claimed":
-            self._bind(repo, job, node, rank, now)
+            self._claimed(repo, job, node, rank, now, effects)
         elif kind == "running":
             job.ranks = {**job.ranks, rank: {**job.ranks.get(rank, {}), "state": "running",
                                              "container": event.get("container")}}
@@ -121,6 +121,16 @@ class JobReconciler:
         transition(job, S.RUNNING, now, message)
         transition(job, S.FINALIZING, now)
         return True
+
+    def _claimed(self, repo: Repository, job: Job, node: Node | None, rank: str, now: datetime,
+                 effects: Effects) -> None:
+        if node is not None and node.state == NodeState.UNUSABLE:
+            # A node already taken for lost took it (its host back on the network before the node's removal): the
+            # rank goes with that node, as though it had died holding it, and the job runs again.
+            requeue(repo, job, now, effects, f"Node {node.node_id}, already lost, took attempt {job.attempt}: "
+                                             "the job runs again.")
+            return
+        self._bind(repo, job, node, rank, now)
 
     @staticmethod
     def _bind(repo: Repository, job: Job, node: Node | None, rank: str, now: datetime) -> None:

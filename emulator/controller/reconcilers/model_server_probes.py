@@ -4,6 +4,7 @@ the scoring network with its key; what they found is kept per container for the 
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -12,14 +13,18 @@ from emulator.domain.serving.probing import Probed
 from emulator.runtime.base import Containers, Observed
 from emulator.store.db import Store
 
+if TYPE_CHECKING:
+    from emulator.controller.serving_pods import PodServers
+
 log = logging.getLogger("amlemu.controller")
 
 
 class ModelServerProbes:
     def __init__(self, store: Store, runtime: Containers, clock: Callable[[], datetime], secret: bytes,
-                 http: httpx.Client | None = None):
-        """`http`: how the instances are reached (a test's answers them itself); by default over the network."""
-        self.store, self.runtime, self.clock, self.secret = store, runtime, clock, secret
+                 http: httpx.Client | None = None, pods: "PodServers | None" = None):
+        """`http`: how the instances are reached (a test's answers them itself); by default over the network.
+        `pods`: how model servers that are pods on a Kubernetes cluster are (through its API server)."""
+        self.store, self.runtime, self.clock, self.secret, self.pods = store, runtime, clock, secret, pods
         self.states: dict[str, Probed] = {}  # container name -> what its probes found
         self.http = http or httpx.Client(timeout=2.0)
 
@@ -48,7 +53,7 @@ class ModelServerProbes:
             kind = state.due(now, readiness, liveness) if container.ip else None
             if kind is None:
                 continue
-            healthy = self._healthy(container.ip, state.timeout(kind, readiness), key)
+            healthy = self._healthy(container, state.timeout(kind, readiness), key)
             if state.record(kind, now, healthy, readiness, liveness):
                 log.info("model server %s failed its liveness probe %d times: replacing it", container.name,
                          state.failures)
@@ -56,9 +61,11 @@ class ModelServerProbes:
                 dead.add(container.id)
         return dead
 
-    def _healthy(self, ip: str, timeout: float, deployment_key: str) -> bool:
+    def _healthy(self, container: Observed, timeout: float, deployment_key: str) -> bool:
         key = {model_server.KEY_HEADER: model_server.server_key(self.secret, deployment_key)}
+        if self.pods is not None and self.pods.owns(container.id):
+            return self.pods.healthy(container.id, timeout, key)
         try:
-            return self.http.get(f"http://{ip}:{model_server.PORT}/", timeout=timeout, headers=key).status_code == 200
+            return self.http.get(f"http://{container.ip}:{model_server.PORT}/", timeout=timeout, headers=key).status_code == 200
         except httpx.HTTPError:
             return False

@@ -14,6 +14,7 @@ from datetime import datetime
 
 import redis
 
+from emulator.controller.specs.nodes import on_hosts
 from emulator.controller.specs.sandboxes import pool_of, sandbox_spec
 from emulator.controller.start_failures import StartFailures
 from emulator.controller.workspace_networks import WorkspaceNetworks
@@ -46,8 +47,8 @@ class Sandboxes:
     def tick(self, sandboxes: list[Observed], jobs: list[Observed]) -> None:
         """`sandboxes`, `jobs`: the stack's sandbox and job containers, as just listed."""
         with self.store.transaction() as repo:
-            clusters = [c for c in repo.computes()
-                        if c.compute_type == "AmlCompute" and c.provisioning_state != "Deleting"]
+            clusters = [c for c in repo.computes()  # a cluster on attached hosts: its jobs run on the hosts' networks
+                        if c.compute_type == "AmlCompute" and c.provisioning_state != "Deleting" and not on_hosts(c)]
             wanted = {pool_of(self.settings, c.key): PER_NODE * sum(NodeState(n.state) in UP for n in repo.nodes(c.key))
                       for c in clusters}
             self.workspace_of.update({pool_of(self.settings, c.key): c.workspace_key for c in clusters})

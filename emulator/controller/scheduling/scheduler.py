@@ -8,7 +8,8 @@ from datetime import datetime
 from emulator.controller.effects import Effects
 from emulator.controller.scheduling.attempts import preempt, requeue
 from emulator.controller.specs import job_ranks
-from emulator.controller.specs.nodes import detached
+from emulator.controller.specs.host_nodes import host_network
+from emulator.controller.specs.nodes import detached, on_hosts
 from emulator.controller.specs.sandboxes import pool_of
 from emulator.dispatch.celery_app import cluster_queue
 from emulator.domain.compute import preemption
@@ -86,10 +87,13 @@ class JobScheduler:
 
     def _send(self, repo: Repository, job: Job, compute: Compute, ranks: list[int], effects: Effects) -> list[dict]:
         ref = WorkspaceRef.of(repo.workspace(job.workspace_key))
+        remote = on_hosts(compute)  # its jobs run on the host's network; the sandboxes are on the emulator's engine
         attempts = job_ranks.ranks(job.key, job.name, job.attempt, job.body, ref,
                                 computes.spec_of(compute), self.settings, job.image, [*job.notes, *_banner(job), *_said(compute)],
                                 code_dir(repo, ref, job), self.host_has_gpus(),
-                                sandbox_pool=pool_of(self.settings, compute.key), run_token=self.run_token(job))
+                                sandbox_pool=None if remote else pool_of(self.settings, compute.key),
+                                network=host_network(self.settings, compute) if remote else None, remote=remote,
+                                run_token=self.run_token(job))
         messages = [a.to_message() for a in attempts if a.rank in ranks]
         effects.current.append((job.key, job.attempt))
         effects.send += [(cluster_queue(compute.key), m) for m in messages]

@@ -23,13 +23,27 @@ def host_network(settings: Settings, compute: Compute) -> str:
     return f"amlemu-{settings.stack}-host-{compute.key.rsplit('/', 1)[-1]}"
 
 
-def host_node_spec(settings: Settings, compute: Compute, node_id: str) -> ContainerSpec:
-    """The node of attached compute `compute`, for its host's engine."""
+def setup_error(settings: Settings) -> dict | None:
+    """What a compute whose nodes run on attached hosts shows while the stack gives them no address to reach it."""
+    if settings.advertised_redis_url:
+        return None
+    return {"error": {"code": "NodeSetupFailure", "message": "Nodes on attached hosts need AMLEMU_ADVERTISED_REDIS_URL "
+                      "and AMLEMU_NODE_API_URL set to addresses the hosts reach (README: attached compute)."}}
+
+
+def host_node_spec(settings: Settings, compute: Compute, node_id: str,
+                   pooled: tuple[cluster.ClusterSpec, str] | None = None) -> ContainerSpec:
+    """The node of attached compute `compute`, for its host's engine; `pooled` (its spec, the host's compute key): a
+    node of cluster `compute` on one of the hosts of its pool, with its VM size's share of the host."""
     if not settings.advertised_redis_url:
         raise ValueError("attached hosts run nodes only with AMLEMU_ADVERTISED_REDIS_URL set")
-    local = node_spec(settings, compute, cluster.parse_spec({}), node_id, own_data=True)
+    spec, host = pooled or (cluster.parse_spec({}), None)
+    local = node_spec(settings, compute, spec, node_id, own_data=True)
     env = {k: v for k, v in local.env.items() if k not in LOCAL_ONLY_ENV}
     env["AMLEMU_REDIS_URL"] = settings.advertised_redis_url
     mounts = {HOST_SOCKET: HOST_SOCKET, HOST_CGROUPS: job_container.CGROUP_ROOT}  # the host's own, as on any Linux
-    return replace(local, env=env, cpus=None, memory_bytes=None, network=host_network(settings, compute),
-                   networks=(), mounts=mounts, shallow_mounts={}, labels={**local.labels, labels.VM_SIZE: "attached"})
+    shared = replace(local, env=env, network=host_network(settings, compute), networks=(), mounts=mounts,
+                     shallow_mounts={})
+    if host is not None:
+        return replace(shared, labels={**local.labels, labels.HOST: host})
+    return replace(shared, cpus=None, memory_bytes=None, labels={**local.labels, labels.VM_SIZE: "attached"})

@@ -8,6 +8,7 @@ Where things live, relative to the data directory (the blob store serves the sam
 - each rank's working directory, a fresh copy of the code snapshot: jobs/<job tag>/<attempt>/<rank>/wd
 """
 
+import urllib.parse
 from pathlib import PurePosixPath
 
 from emulator import in_job, pki
@@ -99,12 +100,15 @@ def gpu_plan(size: vm_sizes.VmSize, settings: Settings, host_has_gpus: bool) -> 
                "(AMLEMU_GPU_MODE=simulate).")
 
 
-def tracking_env(ref: WorkspaceRef, job_name: str, experiment: str, settings: Settings, token: str) -> dict[str, str]:
+def tracking_env(ref: WorkspaceRef, job_name: str, experiment: str, settings: Settings, token: str,
+                 remote: bool = False) -> dict[str, str]:
     """What Azure ML sets for MLflow in a job (the azureml-mlflow plugin reads them): the job is its run. The api is
-    `api` on the workspace's jobs network, under the emulator's CA, which the bundle carries beside the public roots."""
+    `api` on the workspace's jobs network, under the emulator's CA, which the bundle carries beside the public roots;
+    from another machine (`remote`), the address nodes there reach the api at (which the certificate names too)."""
     if not token:
         return {}
-    host = f"{settings.jobs_api_host}:{settings.listen_port}"
+    host = urllib.parse.urlparse(settings.node_api_url).netloc if remote else \
+        f"{settings.jobs_api_host}:{settings.listen_port}"
     return {"MLFLOW_TRACKING_URI": tracking.tracking_uri(host, ref.arm_id), "MLFLOW_TRACKING_TOKEN": token,
             "MLFLOW_RUN_ID": job_name, "MLFLOW_EXPERIMENT_NAME": experiment,
             "MLFLOW_EXPERIMENT_ID": tracking.experiment_guid(ref.key, experiment), "AZUREML_RUN_TOKEN": token,
@@ -122,8 +126,11 @@ def limits(settings: Settings) -> dict:
 
 def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: WorkspaceRef, cluster: ClusterSpec,
           settings: Settings, image: str, notes: list[str], code_dir: str | None,
-          host_has_gpus: bool, sandbox_pool: str | None = None, run_token: str = "") -> list[Attempt]:
-    """`sandbox_pool`: the cluster's pool of network sandboxes, which a one-node job may borrow from;
+          host_has_gpus: bool, sandbox_pool: str | None = None, run_token: str = "",
+          network: str | None = None, remote: bool = False) -> list[Attempt]:
+    """`sandbox_pool`: the cluster's pool of network sandboxes, which a one-node job may borrow from; `network`:
+    the network its ranks run on, when not the workspace's jobs network (nodes on attached hosts); `remote`: they
+    run on another machine (an attached host, a Kubernetes cluster), which reaches the api at its nodes' address;
     `run_token`: the job's own token for its MLflow tracking."""
     spec = command_job.spec_of(props)
     input_values, _mounts, _downloads = _inputs(ref, props, spec.inputs, "")  # the values: the same for every rank
@@ -144,7 +151,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
                 "AZUREML_CR_EXECUTION_WORKING_DIR_PATH": WD, "PYTHONUNBUFFERED": "1", "HOME": "/tmp",
                 "AMLEMU_JOB_ATTEMPT": str(attempt),  # a rerun's parallel runner claims its work afresh
                 **tracking_env(ref, job_name, props.get("experimentName", command_job.DEFAULT_EXPERIMENT), settings,
-                               run_token)}
+                               run_token, remote)}
     result = []
     for rank in range(world):
         workdir = rank_workdir(job_tag(job_key), attempt, rank)
@@ -155,7 +162,7 @@ def ranks(job_key: str, job_name: str, attempt: int, props: dict, ref: Workspace
             labels={labels.STACK: settings.stack, labels.ROLE: "job", labels.JOB: job_tag(job_key),
                     labels.JOB_NAME: job_name[:200], labels.ATTEMPT: str(attempt), labels.RANK: str(rank)},
             container_name=container_name(settings.stack, job_key, attempt, rank), cpus=cpus, memory_bytes=memory,
-            gpus=gpus, network=settings.jobs_network(ref.key), user=settings.job_user,
+            gpus=gpus, network=network or settings.jobs_network(ref.key), user=settings.job_user,
             workdir=workdir, downloads=downloads,
             code_dir=code_dir, log_file=f"{job_dir}/{artifacts.log_name(rank, world)}",
             notes=[*notes, *([gpu_note] if gpu_note else [])],

@@ -7,7 +7,7 @@ from emulator import tokens
 from emulator.dispatch import job_container, protocol
 from emulator.dispatch import rank_files as node_env
 from emulator.dispatch.celery_app import cluster_queue
-from emulator.domain.compute import cluster, vm_sizes
+from emulator.domain.compute import cluster, placement, vm_sizes
 from emulator.runtime import labels
 from emulator.runtime.base import ContainerSpec
 from emulator.settings import Settings
@@ -21,12 +21,19 @@ DETACHED_TAG = "amlemu.detached_nodes"  # a cluster's tag: "true" or "false" ove
 def detached(settings: Settings, compute: Compute) -> bool:
     """Whether the cluster's nodes keep a data folder of their own (workers/file_sync.py) rather than share the
     emulator's: the controller then lays out nothing for them (no container is started ahead)."""
-    if compute.compute_type == "VirtualMachine":  # an attached host's node: another machine, always
+    if on_hosts(compute):  # nodes on attached hosts (an attached VM's, a pooled cluster's): other machines
         return True
     if compute.compute_type != "AmlCompute":  # a compute instance's agent shares the emulator's files
         return False
     tag = str(((compute.body or {}).get("tags") or {}).get(DETACHED_TAG, "")).strip().lower()
     return tag == "true" or (settings.detached_nodes and tag != "false")
+
+
+def on_hosts(compute: Compute) -> bool:
+    """Whether the compute's nodes run on attached hosts' engines (an attached VM's, a pooled cluster's): their jobs
+    are on a network of that host's (specs/host_nodes.py), where the emulator's own networks do not exist."""
+    return compute.compute_type == "VirtualMachine" or (
+        compute.compute_type == "AmlCompute" and placement.POOL_TAG in ((compute.body or {}).get("tags") or {}))
 
 
 def volume_prefix(settings: Settings) -> str:

@@ -95,12 +95,28 @@ def instance_count(body: dict) -> int:
     return count
 
 
-def _instance_type(props: dict, on: kubernetes.KubernetesSpec | None) -> tuple[str, str, dict]:
-    """(endpointComputeType, instanceType, what refs keep of a Kubernetes instance type's limits)."""
+def _container_resources(props: dict, chosen: kubernetes.InstanceType) -> dict:
+    """A Kubernetes deployment's containerResourceRequirements: as given, else its instance type's requests and
+    limits, which its pods get (the SDK reads it back from every Kubernetes deployment)."""
+    given = payload.obj(props.get("containerResourceRequirements"), f"{P}.containerResourceRequirements")
+    return given or {"containerResourceRequests": _settings(chosen.requests),
+                     "containerResourceLimits": _settings(chosen.limits)}
+
+
+def _settings(resources: kubernetes.Resources) -> dict:
+    """Kubernetes quantities as Azure's ContainerResourceSettings."""
+    quantities = resources.to_kubernetes()
+    return {"cpu": quantities.get("cpu"), "memory": quantities.get("memory"), "gpu": quantities.get(kubernetes.GPU)}
+
+
+def _instance_type(props: dict, on: kubernetes.KubernetesSpec | None) -> tuple[str, str, dict, dict]:
+    """(endpointComputeType, instanceType, what refs keep of a Kubernetes instance type's limits, what the stored
+    properties add for it)."""
     compute_type = props.get("endpointComputeType") or ("Kubernetes" if on else "Managed")
     if compute_type == "Kubernetes" and on is not None:
         chosen = on.resolve(props.get("instanceType"), f"{P}.instanceType")
-        return compute_type, chosen.name, {"kubernetes": chosen.limits_record()}
+        return compute_type, chosen.name, {"kubernetes": chosen.limits_record()}, \
+            {"containerResourceRequirements": _container_resources(props, chosen)}
     if compute_type != "Managed" or on is not None:
         raise ValidationFailed(f"{P}.endpointComputeType must be Kubernetes on an endpoint with a Kubernetes compute "
                                f"and Managed on any other, got {compute_type!r}.", target=f"{P}.endpointComputeType")
@@ -109,7 +125,7 @@ def _instance_type(props: dict, on: kubernetes.KubernetesSpec | None) -> tuple[s
     if size is None:
         raise ValidationFailed(f"Instance type '{size_name}' is not a supported VM size; list them with "
                                "ml_client.compute.list_sizes().", target=f"{P}.instanceType")
-    return compute_type, size.name, {}
+    return compute_type, size.name, {}, {}
 
 
 def size_of(body: dict) -> vm_sizes.VmSize:
@@ -132,7 +148,7 @@ def validated(body: object, on: kubernetes.KubernetesSpec | None = None) -> dict
     body = payload.obj(body, "body", required=True)
     payload.finite(body)
     props = payload.obj(body.get(P), P, required=True)
-    compute_type, instance_type, limits = _instance_type(props, on)
+    compute_type, instance_type, limits, kubernetes_props = _instance_type(props, on)
     model = asset_ref(props.get("model"), "models", f"{P}.model")
     environment = asset_ref(props.get("environmentId"), "environments", f"{P}.environmentId")
     code = payload.obj(props.get("codeConfiguration"), f"{P}.codeConfiguration", required=True)
@@ -160,7 +176,7 @@ def validated(body: object, on: kubernetes.KubernetesSpec | None = None) -> dict
                 "scaleSettings": {"scaleType": "Default"},
                 "requestSettings": _requests(props.get("requestSettings"), f"{P}.requestSettings"),
                 "livenessProbe": _probe(props.get("livenessProbe"), f"{P}.livenessProbe"),
-                "readinessProbe": _probe(props.get("readinessProbe"), f"{P}.readinessProbe")},
+                "readinessProbe": _probe(props.get("readinessProbe"), f"{P}.readinessProbe"), **kubernetes_props},
             "refs": {"model": vars(model), "environment": vars(environment), "code": vars(code_ref), **limits}}
 
 

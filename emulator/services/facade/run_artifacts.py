@@ -3,7 +3,7 @@ ask for an upload URL per file, downloads for a read URL, listings for the file 
 them and `jobs.download` finds them: the artifact store's ExperimentRun/dcid.<run>/."""
 
 from pathlib import PurePosixPath
-from urllib.parse import quote
+from urllib.parse import quote, urlparse
 
 from emulator import tokens
 from emulator.domain.ids import WorkspaceRef
@@ -63,9 +63,10 @@ class RunArtifacts(Service):
     def _blob_base(self, base_url: str, account: str) -> str:
         """Host-style for the user's machine, as the plugin downloads only URLs of the cloud's storage suffix
         (`<account>.blob.<suffix>`, which the client shim resolves); path-style for jobs, which reach the api by
-        its name on the jobs network."""
+        its name on the jobs network, or from an attached host at the nodes' address of it."""
         scheme, _, netloc = base_url.partition("://")
-        if netloc.split(":")[0] == self.settings.jobs_api_host:
+        node_host = urlparse(self.settings.node_api_url).netloc.rsplit(":", 1)[0]
+        if netloc.split(":")[0] == self.settings.jobs_api_host or netloc.rsplit(":", 1)[0] == node_host:
             return f"{base_url}/blob/{account}"
         return f"{scheme}://{account}.blob.{netloc}"
 

@@ -13,10 +13,11 @@ from emulator.controller.scheduling.scheduler import JobScheduler
 from emulator.domain.ids import WorkspaceRef
 from emulator.runtime.fake import FakeRuntime
 from emulator.runtime.labels import ROLE, STACK
-from emulator.services import assets, computes, workspaces
+from emulator.services import assets, computes, kubernetes, workspaces
 from emulator.settings import Settings
 from emulator.store.db import Store
 from emulator.store.tables import Compute, Node, Operation
+from tests.kube_api import FakeKubeApi
 
 NOON = datetime(2026, 1, 1, 12, tzinfo=UTC)
 
@@ -147,3 +148,23 @@ def py_and_cpu(azure) -> None:
             "computeType": "AmlCompute", "properties": {"vmSize": "Standard_DS3_v2",
                                                         "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 2}}}},
             azure.clock())
+
+
+AKS = "/subscriptions/s1/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/aks1"
+
+
+@pytest.fixture
+def sqlite_only(database_url):
+    """For the tests at the Kubernetes API boundary: it is the same on either store."""
+    if database_url and database_url.startswith("postgresql"):
+        pytest.skip("the API boundary is the same on either store")
+
+
+@pytest.fixture
+def api(settings):
+    """A stand-in Kubernetes API server (tests/kube_api.py) with namespaces default and ml, its kubeconfig where the
+    user puts one for the cluster AKS."""
+    server = FakeKubeApi(namespaces={"default", "ml"})
+    server.write_kubeconfig(kubernetes.kubeconfig_path(settings.data_dir, AKS))
+    yield server
+    server.close()

@@ -53,8 +53,9 @@ def tick(reconciler: EndpointReconciler, azure) -> None:
         build.result(timeout=5)
 
 
-def deploy(azure, capacity: int = 1) -> str:
-    """Endpoint `EP`, deployment blue: a model, a scoring script and an environment, in the blob store and the store."""
+def deploy(azure, capacity: int = 1, compute: str | None = None) -> str:
+    """Endpoint `EP`, deployment blue: a model, a scoring script and an environment, in the blob store and the store;
+    on Kubernetes compute `compute` (its instance type "small"), if named."""
     ref, data, now = azure.ref, azure.settings.data_dir, azure.clock()
     account = blob_access.workspace_account(ref)
     (data / "blobs" / account / "code" / "src").mkdir(parents=True)
@@ -68,12 +69,14 @@ def deploy(azure, capacity: int = 1) -> str:
         assets.put(repo, ref, assets.CODES, "c", "1", {"properties": {
             "codeUri": f"https://localhost:8443/blob/{account}/code/src", "isAnonymous": True}}, now)
         assets.put(repo, ref, assets.ENVIRONMENTS, "py", "1", {"properties": {"image": "python:3.11-slim"}}, now)
-        endpoints.put_endpoint(repo, ref, repo.workspace(ref.key), EP, {"properties": {"authMode": "Key"}}, now)
+        endpoints.put_endpoint(repo, ref, repo.workspace(ref.key), EP, {"properties": {
+            "authMode": "Key", **({"compute": compute} if compute else {})}}, now)
         body = {"sku": {"capacity": capacity}, "properties": {
             "model": ref.child_id("models", "m") + "/versions/1",
             "environmentId": ref.child_id("environments", "py") + "/versions/1",
             "codeConfiguration": {"codeId": ref.child_id("codes", "c") + "/versions/1", "scoringScript": "score.py"},
-            "instanceType": "Standard_DS2_v2", "readinessProbe": FAST_PROBE, "livenessProbe": FAST_PROBE}}
+            "instanceType": "small" if compute else "Standard_DS2_v2", "readinessProbe": FAST_PROBE,
+            "livenessProbe": FAST_PROBE, **({"endpointComputeType": "Kubernetes"} if compute else {})}}
         row, _op, _created = endpoints.put_deployment(repo, azure.settings, ref, EP, "blue", body, now)
         return row.key
 

@@ -7,9 +7,11 @@ import pytest
 from cryptography import x509
 
 from emulator import pki, tokens
-from emulator.controller.host_nodes import RETRY_SECONDS, HostNodes
+from emulator.controller.host_engines import RETRY_SECONDS
+from emulator.controller.host_nodes import HostNodes
 from emulator.controller.reconcilers.jobs import JobReconciler
-from emulator.dispatch import protocol
+from emulator.controller.specs.host_nodes import host_network
+from emulator.dispatch import protocol, rank_files
 from emulator.dispatch.celery_app import cluster_queue, ready_key
 from emulator.dispatch.protocol import job_tag
 from emulator.domain.compute.cluster import NodeState
@@ -37,11 +39,17 @@ class FakeHost(FakeRuntime):
             raise HostCheckFailed("address", "cut off")
         return True
 
-    def ensure_image(self, _source, image: str) -> str | None:
+    def answers(self) -> None:
+        self.ping()
+
+    def ensure_image(self, _source, image: str) -> list[str]:
         if image in self.copied:
-            return None
+            return []
         self.copied.append(image)
-        return f"sha256:{image}"
+        return [f"sha256:{image}"]
+
+    def remove_image(self, image_id: str) -> None:
+        self.copied = [image for image in self.copied if f"sha256:{image}" != image_id]
 
 
 @pytest.fixture
@@ -113,6 +121,9 @@ def test_a_job_on_the_vm_is_sent_to_its_node_after_its_image_is_copied(azure, se
     ((queue, message),) = host_nodes.sent
     assert queue == cluster_queue(azure.key("vm-a"))
     assert (message["job_name"], message["image"], message["world_size"]) == ("train", "python:3.11-slim", 1)
+    # on the host's network, without the emulator's network sandboxes: neither exists on that engine
+    assert (message["network"], message["sandbox_pool"]) == (host_network(settings, azure.compute("vm-a")), None)
+    assert rank_files.recorded(broker, message["job_key"], 1, 0) is not None  # what its node may fetch, send back
     assert protocol.is_current(broker, azure.ref.child_id("jobs", "train").lower(), 1)
 
 

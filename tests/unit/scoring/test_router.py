@@ -22,7 +22,7 @@ class FakePool:
     def __init__(self, down: set[str] = frozenset()):
         self.calls, self.down = [], down
 
-    async def request(self, address, method, path, headers, body, timeout):
+    async def request(self, address, method, path, headers, body, timeout, cluster=None):
         self.calls.append(address)
         if address in self.down:
             raise forward.Unreachable(address)
@@ -186,7 +186,7 @@ def test_mirrored_copies_in_flight_are_bounded_and_the_rest_dropped_and_counted(
     live_pool, released = r.pool, asyncio.Event()
 
     class SlowShadow(FakePool):  # the mirrored deployment answers only once released
-        async def request(self, address, method, path, headers, body, timeout):
+        async def request(self, address, method, path, headers, body, timeout, cluster=None):
             if address.startswith("g"):
                 self.calls.append(address)
                 await released.wait()
