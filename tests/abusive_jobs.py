@@ -1,12 +1,14 @@
 """Jobs that abuse their node, for the tests of its limits: Python sources, run only under those limits.
 
-The fork bomb does not sleep: refused at its limit, each process holds its slot (`signal.pause`) until the node's watch
-ends the job, with an alarm as a bound, so that a watch that failed fails its test rather than hanging it. The tests themselves wait
-on the job's end with a deadline (job_runner.run, tests/waiting.py)."""
+Their sleeps are the abuse's pace inside the job's container, not a test waiting. The fork bomb tries each refused
+fork again, as a real one does (the node tells a fork bomb by the forks the kernel keeps refusing it; a job that was
+refused once and then holds its slots quietly is left alone), with an alarm as a bound, so that a watch that failed
+fails its test rather than hanging it. The tests themselves wait on the job's end with a deadline (job_runner.run,
+tests/waiting.py)."""
 
-# Forks without end, each child forking again; refused at the pids limit, each process holds its slot.
+# Forks without end, each child forking again; refused at the pids limit, each process tries again.
 FORK_BOMB = """
-import os, signal
+import os, signal, time
 print("bombing", flush=True)
 signal.alarm(120)
 while True:
@@ -14,7 +16,7 @@ while True:
         if os.fork() == 0:
             signal.alarm(120)  # a child keeps no alarm of its parent's
     except OSError:
-        signal.pause()
+        time.sleep(0.02)
 """
 
 
