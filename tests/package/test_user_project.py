@@ -30,7 +30,10 @@ def user(tmp_path_factory):
                    check=True)
     wheel = next((root / "dist").glob("amlemu-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
-    subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "-q", f"{wheel}[pytest,testcontainers]"], check=True)
+    # --no-compile: the user's sessions write the bytecode of what they import; compiling every module of every
+    # dependency up front is CPU the rest of a loaded run lacks (tests/e2e/sdk_releases.py caching_bytecode)
+    subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "-q", "--no-compile",
+                    f"{wheel}[pytest,testcontainers]"], check=True)
     version = wheel.name.split("-")[1]
     project = shutil.copytree(PROJECT, root / "project")
     return root, project, IMAGE.format(version=version)
