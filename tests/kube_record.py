@@ -20,7 +20,6 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from emulator.controller.specs import pods
 from emulator.dispatch.protocol import Attempt, Mount
 from emulator.domain.compute.kubernetes import InstanceType, Resources
+from tests.waiting import wait_until
 
 FOLDER = Path(__file__).with_name("kube_recordings")
 TOKEN = "recorder-token"
@@ -78,15 +78,11 @@ def start(apiserver: str, folder: Path) -> tuple[list[subprocess.Popen], str]:
     return [server, etcd], f"https://127.0.0.1:{port}"
 
 
-def _wait(http: httpx.Client, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            if http.get("/readyz").status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)  # noqa: TID251 (a tool, not a test: the server gets up in its own time)
-    raise SystemExit("the API server did not get ready: see apiserver.log")
+def _ready(http: httpx.Client) -> bool:
+    try:
+        return http.get("/readyz").status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 class Recorder:
@@ -175,7 +171,8 @@ def record(server: str, folder: Path) -> None:
     folder.mkdir(exist_ok=True)
     with httpx.Client(base_url=server, headers={"Authorization": f"Bearer {TOKEN}"}, verify=False,
                       timeout=30) as http:
-        _wait(http, time.monotonic() + 120)
+        wait_until(lambda: _ready(http), timeout=120, interval=0.5,
+                   message="the API server to get ready (see apiserver.log)")
         rec = Recorder(http, folder)
         rec.call("version", "GET", "/version")
         http.post("/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
