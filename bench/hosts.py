@@ -31,9 +31,8 @@ sys.path.insert(0, str(ROOT))  # `python bench/hosts.py` as well as `python -m b
 
 import docker  # noqa: E402
 from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
 
-from bench.run import burst, machine, node_states, own_stack, replace_section  # noqa: E402
+from bench.run import burst, machine, node_states, own_stack, replace_section, show  # noqa: E402
 from emulator.domain.compute.placement import POOL_TAG  # noqa: E402
 from emulator.runtime import labels  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
@@ -127,13 +126,7 @@ def report_out(report: dict, out: Path) -> None:
         SECTION, "", "`make bench-hosts` (`bench/hosts.py`): a cluster's nodes over two attached hosts against one "
         "host, in one run; figures in `bench/hosts.json`.", "", "| | |", "| --- | --- |",
         *(f"| {what} | {value} |" for what, value in rows(report)), "", notes(report)])
-    table = Table(title="A cluster's nodes over attached hosts")
-    table.add_column("")
-    table.add_column("", justify="right")
-    for row in rows(report):
-        table.add_row(*row)
-    console.print(table)
-    console.print(notes(report))
+    show("A cluster's nodes over attached hosts", ["", ""], rows(report), notes(report))
 
 
 def main() -> None:

@@ -454,6 +454,17 @@ def breakdowns(results: dict) -> list[tuple[str, list[str], list[tuple[str, list
             ("throughput: one job's cycle on its node (medians over the jobs)", ["seconds"], cycle)]
 
 
+def show(title: str, columns: list[str], rows: list, note: str) -> None:
+    """A table whose first column names each row and whose others are figures (right-aligned), then its note."""
+    table = Table(title=title)
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="right" if i else "left")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    console.print(note)
+
+
 def print_table(results: dict) -> None:
     table = Table(title="amlemu against raw baselines measured in the same run (medians)")
     for column in ("measurement", "amlemu", "baseline", "ratio", "target", "result"):

@@ -32,9 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # `python bench/storm.py` as well as `python -m bench.storm`
 
 from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
 
-from bench.run import machine, own_stack, replace_section  # noqa: E402
+from bench.run import machine, own_stack, replace_section, show  # noqa: E402
 from emulator.domain.ids import WorkspaceRef  # noqa: E402
 from emulator.domain.jobs import artifacts  # noqa: E402
 from emulator.runtime.docker import DockerRuntime  # noqa: E402
@@ -260,13 +259,8 @@ def write_markdown(report: dict, path: Path) -> None:
 
 
 def print_table(report: dict) -> None:
-    table = Table(title="Preemption storm against the same jobs undisturbed")
-    for column in ("", "undisturbed", "storm"):
-        table.add_column(column, justify="left" if not column else "right")
-    for row in rows(report):
-        table.add_row(*row)
-    console.print(table)
-    console.print(notes(report))
+    show("Preemption storm against the same jobs undisturbed", ["", "undisturbed", "storm"], rows(report),
+         notes(report))
 
 
 def main() -> None:
