@@ -176,6 +176,16 @@ class StandInHosts:
         with host.engine() as engine:
             engine.images.load(b"".join(self.client.images.get(image).save(named=True)))
 
+    def sleeper(self, host: StandInHost) -> str:
+        """A tiny image on the host's engine holding /usr/bin/sleep and the libraries it loads, imported from the host's
+        own files (no copy from this machine): for a container that just runs there. Its name."""
+        name = "amlemu-tests/sleeper:latest"
+        files = "usr/bin/sleep usr/lib/x86_64-linux-gnu/libc.so.6 lib64/ld-linux-x86-64.so.2"
+        made = self.client.containers.get(host.container_id).exec_run(
+            ["bash", "-c", f"tar -C / -chf - {files} | docker import - {name}"])
+        assert made.exit_code == 0, made.output.decode(errors="replace")
+        return name
+
     def stop(self, host: StandInHost) -> None:
         """The host goes away as a machine does: its engine and sshd with it."""
         self.client.containers.get(host.container_id).kill()

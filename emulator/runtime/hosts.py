@@ -15,14 +15,24 @@ from dataclasses import dataclass, field
 
 import docker
 import paramiko
+import urllib3
 from docker.errors import APIError, DockerException, ImageNotFound
 from docker.transport.sshconn import SSHHTTPAdapter
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection
 
 from emulator.runtime.docker import DockerRuntime
 
 CONNECT_SECONDS = 8  # reaching the port, then the SSH handshake and login: a host that takes longer is unreachable
 # Channels (one per pooled HTTP connection) a client keeps open: sshd allows 10 sessions per connection (MaxSessions).
 POOLED_CHANNELS = 4
+# A host cut off the network sends nothing back, not even a reset: a call waiting for its answer (or a copy sending
+# to it) would wait out its read timeout, or for ever for a wait on a container, and the controller's pass with it.
+# The kernel's own probes end such a connection within seconds, whatever the call on it: keepalive after 2 s idle,
+# every 2 s, 3 unanswered; and data unacknowledged for 8 s (TCP_USER_TIMEOUT, in ms). A live host answers probes.
+KEEPALIVE = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1), (socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 2),
+             (socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 2), (socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3),
+             (socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, CONNECT_SECONDS * 1000)]
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,9 @@ class HostCheckFailed(Exception):
 
 
 # What a host that stopped answering raises, from its SSH transport or its engine: its callers treat it as lost.
-UNREACHABLE = (HostCheckFailed, DockerException, paramiko.SSHException, OSError, EOFError)
+# urllib3's own errors escape requests from a streamed answer read on (an image copy's progress, events): a probe's
+# ETIMEDOUT there is a TimeoutError, which urllib3 takes for a read timeout.
+UNREACHABLE = (HostCheckFailed, DockerException, paramiko.SSHException, OSError, EOFError, urllib3.exceptions.HTTPError)
 
 
 def private_key(text: str) -> paramiko.PKey:
@@ -107,11 +119,26 @@ class _KeyedSSHAdapter(SSHHTTPAdapter):
                            "timeout": CONNECT_SECONDS, "banner_timeout": CONNECT_SECONDS,
                            "auth_timeout": CONNECT_SECONDS}
 
+    def _connect(self):
+        super()._connect()  # one TCP connection to the host, every channel (pooled HTTP connection) over it
+        sock = self.ssh_client.get_transport().sock
+        for level, option, value in KEEPALIVE:
+            sock.setsockopt(level, option, value)
+
+
+class _KeepaliveAdapter(HTTPAdapter):
+    """requests' adapter for an engine named by tcp:// URL, its connections with the KEEPALIVE options."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, socket_options=HTTPConnection.default_socket_options + KEEPALIVE, **kwargs)
+
 
 def engine_client(access: HostAccess, timeout: float | None = 120) -> docker.DockerClient:
     """A client of the host's engine (`timeout` None: no read timeout, for waits on containers)."""
     if access.engine_url:
-        return docker.DockerClient(base_url=access.engine_url, timeout=timeout)
+        client = docker.DockerClient(base_url=access.engine_url, timeout=timeout)
+        client.api.mount("http://", _KeepaliveAdapter())
+        return client
     adapter = _KeyedSSHAdapter(access, timeout)  # connects and logs in now: its errors are the caller's
     # What APIClient does itself for an ssh:// URL, with our adapter: version given, so nothing is asked yet.
     client = docker.DockerClient(base_url="tcp://127.0.0.1:9", version="1.41", timeout=timeout)

@@ -8,8 +8,10 @@ and test_host_pools_on_fake.py.) The two tests share the lab's hosts: copying th
 time either takes, and each copy is made once."""
 
 import os
+import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import docker
@@ -31,7 +33,7 @@ from emulator.runtime.engines import Engines
 from emulator.services import attached, computes, workspaces
 from emulator.settings import Settings
 from emulator.store.db import Store
-from tests.hosts import stand_in_hosts
+from tests.hosts import HOST_IMAGE, stand_in_hosts
 from tests.waiting import wait_until
 
 
@@ -193,6 +195,63 @@ def test_a_host_that_hangs_is_found_lost_long_before_the_clients_own_timeout(lab
     finally:
         lab.freeze(host, frozen=False)
         runtime.client.close()
+
+
+def _held_image_stream(local: docker.DockerClient, sent: threading.Event, cut: threading.Event) -> Iterator[bytes]:
+    """A real image's `docker save` stream that stops after its first chunk until the host is cut off, then goes on:
+    a copy half sent when the cut comes."""
+    chunks = local.api.get_image(HOST_IMAGE)
+    yield next(chunks)
+    sent.set()  # the first chunk was taken: asked for the next
+    cut.wait(timeout=120)
+    yield from chunks
+
+
+@pytest.mark.parametrize("over", ["ssh", "tcp"])
+def test_every_call_in_flight_when_a_host_is_cut_off_fails_within_seconds(lab, over):
+    """A cut-off host answers nothing, not even a reset. An exec waiting for its answer on the engine client (120 s
+    read timeout), a wait on a container on the client for waits (no read timeout at all) and an image copy half sent
+    each fail within seconds (the KEEPALIVE options of runtime/hosts.py), with an error the controller takes for a
+    lost host."""
+    (host,) = lab.start(1)
+    access = hosts.HostAccess(address=host.address, ssh_port=host.ssh_port, username=host.username,
+                              private_key=lab.keys.private_pem) if over == "ssh" else \
+        hosts.HostAccess(address=host.address, engine_url=host.engine_url)
+    local, runtime = docker.from_env(timeout=300), hosts.HostRuntime(access)
+    sleeper = runtime.client.containers.run(lab.sleeper(host), ["/usr/bin/sleep", "600"], detach=True)
+    sent, cut = threading.Event(), threading.Event()
+    calls: dict[str, Callable[[], object]] = {
+        "an exec": lambda: runtime.exec(sleeper.id, ["/usr/bin/sleep", "600"]),
+        "a wait": lambda: runtime.wait(sleeper.id),
+        "an image copy": lambda: list(runtime.client.api.load_image(_held_image_stream(local, sent, cut))),
+    }
+    ended: dict[str, tuple[float, BaseException | None]] = {}
+
+    def call(name: str) -> None:
+        try:
+            calls[name]()
+            ended[name] = (time.monotonic(), None)
+        except BaseException as exc:  # noqa: BLE001 - what it raised is the finding
+            ended[name] = (time.monotonic(), exc)
+    threads = [threading.Thread(target=call, args=(name,), daemon=True) for name in calls]
+    try:
+        for thread in threads:
+            thread.start()
+        wait_until(sent.is_set, timeout=30, message="the image copy to be under way")
+        wait_until(lambda: runtime.processes(sleeper.id) == 2, timeout=30, message="the exec to be running")
+        runtime.answers()  # the host still answers beside the calls in flight
+        assert not ended, ended
+        lab.cut_off(host)
+        at, _ = time.monotonic(), cut.set()
+        wait_until(lambda: len(ended) == len(calls), timeout=60, message=f"every call to end: {sorted(ended)} did")
+        took = {name: f"{when - at:.1f} s: {error!r}" for name, (when, error) in ended.items()}
+        for when, error in ended.values():
+            assert isinstance(error, hosts.UNREACHABLE), took
+            assert when - at < 30, took  # far below the client's 120 s
+    finally:
+        cut.set()
+        runtime.client.close()
+        local.close()
 
 
 def settings_now() -> datetime:
