@@ -42,6 +42,7 @@ class Sandboxes:
         self.failures = StartFailures()  # per pool: a sandbox that would not start is tried again with backoff
         self.workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox")
         self.starting: dict[str, dict[str, Future]] = defaultdict(dict)  # pool → name → its start
+        self.started: set[str] = set()  # starts seen ended at a pass: the next pass's listing shows how they went
         self.removing: dict[str, Future] = {}  # by name: never put back while it goes
 
     def tick(self, sandboxes: list[Observed], jobs: list[Observed]) -> None:
@@ -61,7 +62,7 @@ class Sandboxes:
             self._keep(pool, pools.get(pool, []), wanted.get(pool, 0), used)
 
     def _keep(self, pool: str, have: list[Observed], wanted: int, used: set[str | None]) -> None:
-        self.starting[pool] = {name: f for name, f in self.starting[pool].items() if not f.done()}
+        self._forget_starts(self.starting[pool])
         network = self.settings.jobs_network(self.workspace_of[pool]) if pool in self.workspace_of else None
         # One on another network (the shared jobs network of an older stack) goes once free, and is not counted.
         for stale in (s for s in have if s.labels.get(labels.NETWORK) != network):
@@ -92,6 +93,17 @@ class Sandboxes:
             self.starting[pool][name] = self.workers.submit(self._start, pool, name, self.workspace_of[pool])
         if not self.starting[pool]:
             del self.starting[pool]
+
+    def _forget_starts(self, starting: dict[str, Future]) -> None:
+        """Drop the starts that had ended by the last pass. One that ended since may have ended after this pass's
+        listing was taken, which then lacks it or shows it created: it stays `coming` one more pass (forgotten at
+        once, it was taken for missing or dead, and the pool grew by one and shrank again under load)."""
+        for name in [name for name, future in starting.items() if future.done()]:
+            if name in self.started:
+                del starting[name]
+                self.started.discard(name)
+            else:
+                self.started.add(name)
 
     def _retire(self, pool: str, sandbox: Observed, used: set[str | None]) -> None:
         """Out of the pool, and removed once no job is in it (a job that took it just now finds it gone and makes a

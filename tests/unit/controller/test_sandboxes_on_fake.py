@@ -47,3 +47,18 @@ def test_sandboxes_are_on_the_workspaces_network_and_an_older_stacks_go_once_fre
     names = {s.name for s in settle(sandboxes, fake, settings)}
     assert older[0].name not in names and older[1].name in names  # the free one went; the one in use stays
     assert sum(fake._get(s.id).spec.labels.get(NETWORK) == own for s in fake.list({ROLE: "sandbox"})) == PER_NODE
+
+
+def test_a_sandbox_started_after_the_passs_listing_is_neither_missing_nor_dead(
+        azure, clusters, sandboxes, broker, fake, settings):  # noqa: F811
+    """The controller lists containers, then passes: a start that ends in between is not in that listing."""
+    bring_up(azure, clusters, broker, "pooled", 1)
+    wanted = {STACK: settings.stack}
+    before = fake.list({**wanted, ROLE: "sandbox"})
+    made = settle(sandboxes, fake, settings)
+    assert len(made) == PER_NODE
+    sandboxes.tick(before, [])  # a listing taken before those starts ended
+    assert {name for pool in sandboxes.starting.values() for name in pool} <= {s.name for s in made}  # none more
+    assert sandboxes.removing == {}
+    assert {s.name for s in settle(sandboxes, fake, settings)} == {s.name for s in made}
+    assert {s.name for s in settle(sandboxes, fake, settings)} == {s.name for s in made}
