@@ -64,6 +64,7 @@ class PodRun:
         self.waiting: dict[str, dict] = {}  # container name -> a waiting state other than the usual
         self.volumes: dict[str, Path] = {}
         self.failure: tuple[str, str] | None = None  # the pod's (reason, message) when the kubelet failed it
+        self.killed = False  # the kubelet killed its containers (past the deadline, or deleted): no 137 is an OOM
         self.ip: str | None = None  # its first main container's, kept once seen (Docker forgets a stopped one's)
         self.started, self.start_time = time.monotonic(), now()
         self.transitions: dict[str, tuple[str, str]] = {}  # condition type -> (status, since)
@@ -101,6 +102,7 @@ class PodRun:
                 return False
 
     def kill(self) -> None:
+        self.killed = True
         for container in self.containers.values():
             try:
                 container.kill()
@@ -183,7 +185,12 @@ class PodRun:
             return {**status, "ready": True, "started": True,
                     "state": {"running": {"startedAt": k8s_time(state["StartedAt"])}}}
         code = state["ExitCode"]
-        reason = "OOMKilled" if state["OOMKilled"] else "Completed" if code == 0 else "Error"
+        # Docker 20.10's OOMKilled flag on cgroup v2 can miss an OOM kill that came just before the exit (moby's
+        # OOM event racing its exit event, seen on a loaded machine): a SIGKILL under a memory limit that the
+        # kubelet did not send is the kernel's OOM killer, as emulator/workers/job_runner.py reads it too.
+        oom = state["OOMKilled"] or (code == 137 and bool(container.attrs["HostConfig"].get("Memory"))
+                                     and not self.killed)
+        reason = "OOMKilled" if oom else "Completed" if code == 0 else "Error"
         return {**status, "state": {"terminated": {
             "exitCode": code, "reason": reason, "startedAt": k8s_time(state["StartedAt"]),
             "finishedAt": k8s_time(state["FinishedAt"]), "containerID": cid}}}
