@@ -25,6 +25,7 @@ from azure.ai.ml.entities import (
     KubernetesOnlineDeployment,
     KubernetesOnlineEndpoint,
     Model,
+    OnlineRequestSettings,
     ProbeSettings,
 )
 from azure.core.exceptions import HttpResponseError
@@ -167,7 +168,10 @@ def test_a_kubernetes_online_deployment_serves_from_pods_on_the_cluster(ml_clien
     deployment = ml_client.online_deployments.begin_create_or_update(KubernetesOnlineDeployment(
         name="blue", endpoint_name="k8s-ep", model=model, instance_type="small", instance_count=1,
         code_configuration=CodeConfiguration(code=str(tmp_path / "src"), scoring_script="score.py"),
-        environment=ENV, readiness_probe=FAST, liveness_probe=FAST)).result()
+        environment=ENV, readiness_probe=FAST, liveness_probe=FAST,
+        # Azure's 5 s default: the first answer through the stand-in's pod proxy took longer on a loaded machine (the
+        # router's 408, which the SDK cannot even raise: azure-core's ServiceRequestTimeoutError wants a message)
+        request_settings=OnlineRequestSettings(request_timeout_ms=60_000))).result()
     logs = ml_client.online_deployments.get_logs("blue", "k8s-ep", lines=50)
     assert deployment.provisioning_state == "Succeeded", logs
 
