@@ -11,6 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from emulator.cli.stack import python_path
+from tests import venvs
 from tests.e2e.sdk_calls import FAILED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,14 +28,8 @@ RELEASES = {**{release: [] for release in NEWEST}, "1.32.0": [], "1.30.0": [], "
 def python_for(release: str) -> str:
     if release == OWN:
         return sys.executable
-    venv = ROOT / ".venv-sdk" / release
-    python = venv / "bin" / "python"
-    if not (venv / ".installed").exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile", f"azure-ai-ml=={release}",
-                        "azure-identity", "six", *RELEASES.get(release, [])], check=True)
-        (venv / ".installed").touch()
-    return str(python)
+    return str(venvs.once(ROOT / ".venv-sdk" / release, f"azure-ai-ml=={release}", "azure-identity", "six",
+                          *RELEASES.get(release, [])))
 
 
 @cache
@@ -53,16 +48,11 @@ def newest_in(pip_said: str) -> str | None:
     return found.group(1) if found else None
 
 
-def caching_bytecode(env: dict[str, str]) -> dict[str, str]:
-    """An environment in which a venv installed with --no-compile writes the bytecode of what it imports (once): pip
-    compiling every module of azure-cli or an SDK release costs a loaded run minutes of CPU, most of it never read."""
-    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 def run_probe(release: str, probe: Path, *args, timeout: float = 600) -> tuple[dict, str]:
     """What the probe printed last as JSON, and all it printed; a failure names the release and the failing call."""
     result = subprocess.run([python_for(release), str(probe), *map(str, args)], capture_output=True, text=True,
-                            env=caching_bytecode({**os.environ, "PYTHONPATH": python_path(str(ROOT))}), timeout=timeout)
+                            env=venvs.caching_bytecode({**os.environ, "PYTHONPATH": python_path(str(ROOT))}),
+                            timeout=timeout)
     assert result.returncode == 0, f"azure-ai-ml {release}, {probe.name}: {failed_call(result.stderr)}"
     return json.loads(result.stdout.strip().splitlines()[-1]), result.stdout
 
