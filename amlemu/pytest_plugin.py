@@ -9,6 +9,7 @@ the test an MLClient pointed at it.
 (or AMLEMU_URL) uses a stack already running instead, with its data folder from AMLEMU_HOME.
 """
 
+import contextlib
 import os
 import signal
 from collections.abc import Iterator
@@ -36,9 +37,14 @@ def _emulator(request: pytest.FixtureRequest) -> Iterator[Emulator]:
     config = request.config
     url, keep = config.getoption("--amlemu-url"), config.getoption("--amlemu-keep")
     reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
 
     def progress(line: str) -> None:
-        if reporter is not None:
+        if reporter is None:
+            return
+        # Past the capture of the test whose setup starts the stack: else what is said while that capture holds
+        # (the image build's first steps) is shown only if the test fails.
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
             reporter.write("\n")  # after a test's progress dot, which write_line's own check misses under -q
             reporter.write_line(f"amlemu: {line}")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from tests import venvs
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.docker
@@ -29,11 +30,7 @@ def user(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(REPO), "-w", str(root / "dist")],
                    check=True)
     wheel = next((root / "dist").glob("amlemu-*.whl"))
-    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
-    # --no-compile: the user's sessions write the bytecode of what they import; compiling every module of every
-    # dependency up front is CPU the rest of a loaded run lacks (tests/e2e/sdk_releases.py caching_bytecode)
-    subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "-q", "--no-compile",
-                    f"{wheel}[pytest,testcontainers]"], check=True)
+    venvs.make(root / "venv", f"{wheel}[pytest,testcontainers]")
     version = wheel.name.split("-")[1]
     project = shutil.copytree(PROJECT, root / "project")
     return root, project, IMAGE.format(version=version)
@@ -61,7 +58,13 @@ def _pytest(user, *args: str, **env: str) -> subprocess.Popen:
     root, project, _ = user
     return subprocess.Popen([str(root / "venv" / "bin" / "pytest"), "-q", "-p", "no:cacheprovider", "-W", "ignore", *args],
                             cwd=project, env=_env(root, **env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+                            text=True, preexec_fn=_as_in_a_terminal)
+
+
+def _as_in_a_terminal() -> None:
+    """Ctrl-C reaches the session as in a user's terminal, even when this suite runs in the background of a shell
+    without job control (which starts it with SIGINT ignored, and a child inherits that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_user_suite_runs_on_its_own_stacks_and_leaves_nothing(user):
@@ -81,7 +84,11 @@ def test_an_interrupted_session_removes_its_stack(user, tmp_path):
     run = _pytest(user, "test_user_waits.py", "-s", AMLEMU_TEST_MARK=str(mark))
     wait_until(mark.exists, timeout=300, interval=0.5, message="the session's stack up")
     run.send_signal(signal.SIGINT)  # Ctrl-C
-    out, _ = run.communicate(timeout=180)
+    try:
+        out, _ = run.communicate(timeout=180)
+    finally:  # a session still tearing down is killed: its stack is then the next test's to reap, not a live one
+        if run.poll() is None:
+            run.kill()
     assert "KeyboardInterrupt" in out, out[-3000:]
     assert _session_objects() == []
 
