@@ -6,7 +6,11 @@ Usage: python attached_vm_probe.py STEP COMPUTE ... (connection from the `amlemu
   it logged from the host read back), then submit a second one that waits on its first attempt (to be cut off) and return at once;
 - observe JOB: the job's status;
 - finish JOB WORKDIR: the job streamed to its end, its status and its output;
-- detach COMPUTE: the compute detached (begin_delete with action Detach), and the computes listed after.
+- detach COMPUTE: the compute detached (begin_delete with action Detach), and the computes listed after;
+- pool CLUSTER WORKDIR USER KEY_FILE ADDRESS...: each host attached (as CLUSTER-vm1, CLUSTER-vm2, ...), an AmlCompute
+  cluster of one node per host over them (the tag amlemu.hostPool), and a job submitted there that waits on its first
+  attempt (to be cut off);
+- unpool CLUSTER HOST...: the cluster deleted, then each host detached, and the computes listed after.
 """
 
 import contextlib
@@ -14,10 +18,11 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from azure.ai.ml import Input, MLClient, Output, command
-from azure.ai.ml.entities import Data, Environment, VirtualMachineCompute, VirtualMachineSshSettings
+from azure.ai.ml.entities import AmlCompute, Data, Environment, VirtualMachineCompute, VirtualMachineSshSettings
 from azure.identity import DefaultAzureCredential
 
 from tests import mlflow_rest
@@ -59,14 +64,17 @@ def _metrics(ml: MLClient, job: str) -> dict:
     return mlflow.get_run(job).data.metrics
 
 
-def run(ml: MLClient, compute: str, workdir: str, address: str, user: str, key_file: str) -> dict:
+def _attach(ml: MLClient, compute: str, address: str, user: str, key_file: str) -> VirtualMachineCompute:
     sub, group = os.environ["AMLEMU_SUBSCRIPTION_ID"], os.environ["AMLEMU_RESOURCE_GROUP"]
-    attached = ml.compute.begin_attach(VirtualMachineCompute(
+    return ml.compute.begin_attach(VirtualMachineCompute(
         name=compute, resource_id=f"/subscriptions/{sub}/resourceGroups/{group}/providers/Microsoft.Compute/"
                                   f"virtualMachines/{address}",
         ssh_settings=VirtualMachineSshSettings(admin_username=user, ssh_port=22, ssh_private_key_file=key_file)
     )).result()
-    folder = Path(workdir)
+
+
+def _job(ml: MLClient, compute: str, folder: Path) -> Callable[..., str]:
+    """The job's input (a data asset) and code in `folder`: what submits it to `compute` with more variables."""
     (folder / "data").mkdir(parents=True)
     (folder / "data" / "greeting.txt").write_text("hello from the workspace")
     (folder / "src").mkdir()
@@ -80,6 +88,13 @@ def run(ml: MLClient, compute: str, workdir: str, address: str, user: str, key_f
             inputs={"greeting": Input(type="uri_folder", path=f"azureml:{data.name}:{data.version}")},
             outputs={"shout": Output(type="uri_folder")}, environment=ENV, compute=compute,
             environment_variables=env)).name
+    return submit
+
+
+def run(ml: MLClient, compute: str, workdir: str, address: str, user: str, key_file: str) -> dict:
+    attached = _attach(ml, compute, address, user, key_file)
+    folder = Path(workdir)
+    submit = _job(ml, compute, folder)
     first = submit()
     log = _streamed(ml, first)
     seen = {"attached": [type(attached).__name__, attached.provisioning_state], "first": first,
@@ -103,7 +118,26 @@ def detach(ml: MLClient, compute: str) -> dict:
     return {"computes": sorted(c.name for c in ml.compute.list())}
 
 
+def pool(ml: MLClient, cluster: str, workdir: str, user: str, key_file: str, *addresses: str) -> dict:
+    hosts = [f"{cluster}-vm{i}" for i, _ in enumerate(addresses, 1)]
+    for host, address in zip(hosts, addresses, strict=True):
+        _attach(ml, host, address, user, key_file)
+    made = ml.compute.begin_create_or_update(AmlCompute(
+        name=cluster, size="Standard_DS2_v2", min_instances=len(hosts), max_instances=len(hosts),
+        tags={"amlemu.hostPool": ",".join(hosts)})).result()
+    return {"hosts": hosts, "cluster": made.provisioning_state,
+            "job": _job(ml, cluster, Path(workdir))(CUT_ME="1")}
+
+
+def unpool(ml: MLClient, cluster: str, *hosts: str) -> dict:
+    ml.compute.begin_delete(cluster).result()
+    for host in hosts:
+        ml.compute.begin_delete(host, action="Detach").result()
+    return {"computes": sorted(c.name for c in ml.compute.list())}
+
+
 if __name__ == "__main__":
     step, *args = sys.argv[1:]
-    seen = {"run": run, "observe": observe, "finish": finish, "detach": detach}[step](_client(), *args)
+    seen = {"run": run, "observe": observe, "finish": finish, "detach": detach, "pool": pool,
+            "unpool": unpool}[step](_client(), *args)
     print("\n" + json.dumps(seen))  # on a line of its own, after the pollers' dots
