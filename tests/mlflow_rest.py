@@ -7,17 +7,25 @@ from tests.waiting import wait_until
 
 def log_metric(key: str, value: float) -> str:
     """Python source that logs `key` = `value` on the job's run, prints "logged <key>", and exits non-zero with
-    MLflow's answer if it is refused."""
+    MLflow's answer if it is refused. A 503 (the stack's MLflow server still starting, on a fresh stack) is tried
+    again with backoff for a minute, as mlflow's own client retries it (MLFLOW_HTTP_REQUEST_MAX_RETRIES)."""
     return f'''import json, os, ssl, time, urllib.error, urllib.request
 uri = os.environ["MLFLOW_TRACKING_URI"].replace("azureml://", "https://", 1) + "/api/2.0/mlflow/runs/log-metric"
 body = {{"run_id": os.environ["MLFLOW_RUN_ID"], "key": {key!r}, "value": {value!r}, "step": 0,
         "timestamp": int(time.time() * 1000)}}
 request = urllib.request.Request(uri, data=json.dumps(body).encode(), method="POST", headers={{
     "Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"], "Content-Type": "application/json"}})
-try:
-    urllib.request.urlopen(request, context=ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])).read()
-except urllib.error.HTTPError as exc:
-    raise SystemExit(f"MLflow answered {{exc.code}}: {{exc.read()[:500]!r}}")
+context, deadline, pause = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"]), time.monotonic() + 60, 1
+while True:
+    try:
+        urllib.request.urlopen(request, context=context).read()
+        break
+    except urllib.error.HTTPError as exc:
+        if exc.code != 503 or time.monotonic() + pause > deadline:
+            raise SystemExit(f"MLflow answered {{exc.code}}: {{exc.read()[:500]!r}}")
+        print(f"MLflow answered 503; trying again in {{pause}} s")
+        time.sleep(pause)
+        pause *= 2
 print("logged {key}")
 '''
 
