@@ -81,8 +81,8 @@ def up(skip_build: bool = typer.Option(False, "--skip-build", help="Use the imag
         raise typer.Exit(1) from None
     with console.status(f"[bold]waiting for the control plane on {stack.url}[/]"):
         if not stack.wait_healthy(timeout=120):
-            console.print("[red]the control plane did not become healthy within 120 s[/]; "
-                          f"see `docker compose -p {stack.project} logs api`")
+            console.print("[red]the control plane did not become ready within 120 s[/]; "
+                          f"see `docker compose -p {stack.project} logs api mlflow`")
             raise typer.Exit(1)
         if not stack.wait_healthy(timeout=60, check=stack.scoring_healthy):
             console.print(f"[red]the scoring router did not answer on {stack.scoring_url} within 60 s[/]; "

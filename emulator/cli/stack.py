@@ -114,7 +114,12 @@ class Stack:
                               capture_output=capture)
 
     def healthy(self) -> bool:
+        """The control plane answers."""
         return self.ca_file.exists() and _answers(f"{self.url}/_emulator/health", verify=str(self.ca_file))
+
+    def ready(self) -> bool:
+        """It serves everything, MLflow tracking too (whose server starts after the api on a fresh stack)."""
+        return self.ca_file.exists() and _answers(f"{self.url}/_emulator/ready", verify=str(self.ca_file))
 
     @property
     def scoring_url(self) -> str:
@@ -125,8 +130,8 @@ class Stack:
         return _answers(f"{self.scoring_url}/health")
 
     def wait_healthy(self, timeout: float, check=None) -> bool:
-        """Until the control plane (or what `check` checks) answers, at most `timeout` seconds."""
-        check = check or self.healthy
+        """Until the control plane is ready (or what `check` checks answers), at most `timeout` seconds."""
+        check = check or self.ready
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if check():

@@ -12,12 +12,11 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
-
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.storage import blob_access
 from emulator.services.blobs import BlobStore
 from emulator.settings import Settings
+from emulator.tracking.mlflow_server import MlflowServer
 
 CONTROLLER_STALE_SECONDS = 30.0
 # Each check's code when it holds, and when it does not.
@@ -69,10 +68,11 @@ def _controller(settings: Settings) -> dict:
 
 
 def _tracking(settings: Settings) -> dict:
+    server = MlflowServer(settings.mlflow_url)
     try:
-        answered = httpx.get(f"{settings.mlflow_url}/health", timeout=2.0).status_code == 200
-    except httpx.HTTPError:
-        answered = False
+        answered = server.answers()
+    finally:
+        server.close()
     return _result(answered, TRACKING,
                    f"The MLflow tracking server ({settings.mlflow_url}) {'answers' if answered else 'does not answer'}.",
                    "Warning")

@@ -33,6 +33,13 @@ class MlflowServer:
     def close(self) -> None:
         self.http.close()
 
+    def answers(self, timeout: float = 2.0) -> bool:
+        """Its /health answers: a fresh stack's server takes a while (its store's migrations) to start listening."""
+        try:
+            return self.http.get("/health", timeout=timeout).status_code == 200
+        except httpx.HTTPError:
+            return False
+
     def call(self, workspace: str, method: str, path: str, params: list[tuple[str, str]] | None = None,
              body: Any = None) -> Answer:
         """`path` under the server's root (`/api/2.0/mlflow/...`); `body` a JSON value or None."""

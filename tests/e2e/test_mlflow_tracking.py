@@ -90,7 +90,15 @@ def test_autolog_jobs_that_never_log_and_metrics_after_a_restart(stack, ml_clien
     assert autologged.params["max_iter"] == "200" and "training_accuracy_score" in autologged.metrics
     assert "estimator_name" in autologged.tags
 
-    stack.compose("restart", "mlflow", "api", capture=True)
+    # Without its MLflow server the api is alive but not ready (what `amlemu up` and the pytest plugin wait for)
+    stack.compose("stop", "mlflow", capture=True)
+    assert stack.healthy() and not stack.ready()
+    with stack.client() as client:
+        answer = client.get("/_emulator/ready")
+    assert answer.status_code == 503 and answer.json()["error"]["code"] == "ServiceUnavailable", answer.text
+    assert "MLflow tracking server" in answer.json()["error"]["message"]
+    stack.compose("start", "mlflow", capture=True)
+    stack.compose("restart", "api", capture=True)
     assert stack.wait_healthy(timeout=120)
     again = wait_until(lambda: _metrics(MlflowClient(), logged.name), timeout=120, interval=1,
                        message="the tracking server to answer after its restart")

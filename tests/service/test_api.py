@@ -111,6 +111,14 @@ def test_health_needs_no_token(client):
     assert client.get("/_emulator/health").json() == {"status": "ok"}
 
 
+def test_not_ready_without_the_mlflow_server_and_says_so(client):
+    """None runs here: the api is alive, but not ready to serve tracking."""
+    answer = client.get("/_emulator/ready")
+    assert answer.status_code == 503
+    error = answer.json()["error"]
+    assert error["code"] == "ServiceUnavailable" and "MLflow tracking server" in error["message"], error
+
+
 def test_msi_token_issues_a_token_the_api_accepts(client, identity_header, secret):
     before = int(time.time())
     response = client.get("/msi/token", params={"resource": "https://localhost:8443/"},

@@ -74,4 +74,13 @@ def _check_identity_header(ctx: Ctx, value: str | None) -> None:
 
 @router.get("/_emulator/health")
 def health() -> dict:
+    """The api is up (liveness: what `amlemu` commands check before they talk to it)."""
     return {"status": "ok"}
+
+
+@router.get("/_emulator/ready")
+def ready(ctx: Ctx) -> dict:
+    """All it serves can be served: MLflow tracking too (a 503 naming it while its server starts). A stack is up,
+    for `amlemu up` and the pytest plugin, once this answers."""
+    ctx.services.tracking.ready()
+    return {"status": "ready"}

@@ -12,7 +12,7 @@ from emulator import tokens
 from emulator.domain.ids import WorkspaceRef
 from emulator.domain.jobs import tracking
 from emulator.domain.jobs.command_job import DEFAULT_EXPERIMENT
-from emulator.errors import BadRequest, NotFound
+from emulator.errors import BadRequest, NotFound, RuntimeUnavailable
 from emulator.services import tracking_models, workspaces
 from emulator.services.facade.base import Service
 from emulator.store.tables import Job, TrackedExperiment, TrackedRun, Workspace
@@ -29,6 +29,13 @@ class Tracking(Service):
     def __init__(self, settings, store, secret, clock, server: MlflowServer):
         super().__init__(settings, store, secret, clock)
         self.server = server
+
+    def ready(self) -> None:
+        """Tracking can be served: a stack's jobs log to MLflow from their first line, as in Azure."""
+        if not self.server.answers():
+            raise RuntimeUnavailable(f"The MLflow tracking server ({self.server.http.base_url}) does not answer yet: "
+                                     "a fresh stack's takes a while to start. If it goes on, see "
+                                     "`docker compose logs mlflow`.")
 
     def authorize(self, ref: WorkspaceRef, authorization: str | None) -> dict | None:
         """A job's run token opens its own workspace's tracking (its claims); anything else needs a management

@@ -37,7 +37,7 @@ def test_each_request_is_one_arm_operation(method, path, action, scope):
     assert roles.operation(method, path) == Operation(action, scope)
 
 
-@pytest.mark.parametrize("path", ["/msi/token", "/_emulator/health", "/history/v1.0/subscriptions/s", "/"])
+@pytest.mark.parametrize("path", ["/msi/token", "/_emulator/health", "/_emulator/ready", "/history/v1.0/subscriptions/s", "/"])
 def test_paths_outside_arm_are_no_operation(path):
     assert roles.operation("GET", path) is None
 
