@@ -1,7 +1,9 @@
 """The Docker engines of the attached hosts, by their compute's key: one connection per host, kept while it answers,
 for every pass that works there (the VM's own node, the nodes of the clusters pooled over it, their images). A host
 that did not answer is tried again only after RETRY_SECONDS: each try waits out its connect timeout, and the
-controller's pass (every other compute's too) would wait with it each time."""
+controller's pass (every other compute's too) would wait with it each time. A kept connection whose ping went
+unanswered for SILENT (a cut-off host's: it sends nothing back) is such a host at once; one refused or reset (the
+host's sshd or engine restarted) is connected afresh in the same pass."""
 
 import logging
 from collections.abc import Callable
@@ -12,6 +14,7 @@ from emulator.runtime.hosts import UNREACHABLE, HostAccess, HostRuntime
 log = logging.getLogger("amlemu.controller")
 RuntimeOf = Callable[[HostAccess], HostRuntime]
 RETRY_SECONDS = 15.0
+SILENT = timedelta(seconds=2)  # a refusal or a reset comes within milliseconds; the ping waits CONNECT_SECONDS
 
 
 class HostEngines:
@@ -24,11 +27,14 @@ class HostEngines:
         """The host's engine, connected now if it was not (and no retry is pending); None when it does not answer."""
         runtime = self.runtimes.get(key)
         if runtime is not None:
+            asked = self.clock()
             try:
                 runtime.answers()  # within seconds: a cut-off or hung host's connection is silent
                 return runtime
-            except UNREACHABLE:
+            except UNREACHABLE as exc:
                 self.runtimes.pop(key, None)
+                if self.clock() - asked >= SILENT:  # a fresh connection would wait out its timeout as well
+                    return self._unreachable(key, name, exc)
         now = self.clock()
         if key in self.retry_at and now < self.retry_at[key]:
             return None
@@ -37,9 +43,11 @@ class HostEngines:
             self.retry_at.pop(key, None)
             return runtime
         except UNREACHABLE as exc:
-            log.warning("attached host %s cannot be reached: %s", name, exc)
-            self.retry_at[key] = now + timedelta(seconds=RETRY_SECONDS)
-            return None
+            return self._unreachable(key, name, exc)
+
+    def _unreachable(self, key: str, name: str, exc: BaseException) -> None:
+        log.warning("attached host %s cannot be reached: %s", name, exc)
+        self.retry_at[key] = self.clock() + timedelta(seconds=RETRY_SECONDS)
 
     def connected(self) -> dict[str, HostRuntime]:
         """The engines that answered last, without trying any other."""
