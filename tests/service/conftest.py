@@ -135,7 +135,7 @@ def live_api_process(tmp_path) -> LiveApi:
                                stdout=subprocess.DEVNULL, stderr=stderr, text=True)
     try:
         stack = Stack(home=home, port=port, project="unused")
-        if not stack.wait_healthy(timeout=60):
+        if not stack.wait_healthy(timeout=60, check=stack.healthy):  # alive: no MLflow server for it to be ready
             api.kill()
             api.wait(timeout=10)
             pytest.fail(f"the api did not start: {log.read_text()[-3000:]}")
