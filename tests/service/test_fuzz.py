@@ -32,6 +32,7 @@ STEERED_PATH = {"subscription_id": SUB, "resource_group": "amlemu", "workspace_n
 EXISTING = "cpu"  # re-created before every example if a fuzzed DELETE took it away
 COMPUTE_NAMES = st.sampled_from([EXISTING, EXISTING.upper(), "fuzz-cluster"])
 OUR_HEADERS = ("authorization", "x-identity-header")
+NOT_READY_HERE = "/_emulator/ready"
 VALID_CLUSTER = {"properties": {"computeType": "AmlCompute", "properties": {
     "vmSize": "Standard_DS3_v2", "scaleSettings": {"minNodeCount": 0, "maxNodeCount": 2}}}}
 
@@ -173,6 +174,8 @@ def _call_and_check(case, shared) -> None:
         # the Studio's pages take a browser's session cookie, not the token: the fuzz gets a valid one
         case.cookies = {tokens.SESSION_COOKIE: tokens.studio_session(shared.secret, time.time())}
     response = case.call(headers=headers)
+    if case.operation.path == NOT_READY_HERE and response.status_code == 503:
+        return  # no MLflow server runs here: not ready is the right answer (test_api.py checks what it says)
     case.validate_response(response, checks=(not_a_server_error,))
     if case.operation.path != "/studio/login":  # a fuzzed login ticket is refused, as it should be
         assert response.status_code != 401, f"the token was not accepted: {response.text}"
