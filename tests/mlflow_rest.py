@@ -21,9 +21,10 @@ while True:
         urllib.request.urlopen(request, context=context).read()
         break
     except urllib.error.HTTPError as exc:
-        if exc.code != 503 or time.monotonic() + pause > deadline:
+        if exc.code != 503 or time.monotonic() >= deadline:
             raise SystemExit(f"MLflow answered {{exc.code}}: {{exc.read()[:500]!r}}")
-        print(f"MLflow answered 503; trying again in {{pause}} s")
+        pause = min(pause, max(deadline - time.monotonic(), 0.1))
+        print(f"MLflow answered 503; trying again in {{pause:.0f}} s")
         time.sleep(pause)
         pause *= 2
 print("logged {key}")
