@@ -1,6 +1,7 @@
 """MLflow tracking, as Azure ML users do it: a job logs with MLflow and nothing set by hand (the job is its run);
 the user's machine reads the same run through the workspace's tracking URI with azureml-mlflow installed."""
 
+import contextlib
 import uuid
 from pathlib import Path
 
@@ -103,6 +104,17 @@ def test_autolog_jobs_that_never_log_and_metrics_after_a_restart(stack, ml_clien
     again = wait_until(lambda: _metrics(MlflowClient(), logged.name), timeout=120, interval=1,
                        message="the tracking server to answer after its restart")
     assert again == autologged.metrics  # kept in the MLflow server's database, in the stack's data folder
+
+
+def test_the_tracking_server_runs_no_job_runners(stack):
+    """MLflow's own server-side jobs are not Azure ML's (the api forwards none of their routes): its server starts
+    none of their Huey consumers, each a Python process of its own."""
+    import docker
+
+    with contextlib.closing(docker.from_env()) as engine:
+        server = engine.containers.get(f"{stack.project}-mlflow-1")
+        commands = [" ".join(row[-1:]) for row in server.top()["Processes"]]
+    assert commands and not [c for c in commands if "huey" in c], commands
 
 
 def _metrics(client, run_id: str) -> dict | None:
